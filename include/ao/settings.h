@@ -111,6 +111,7 @@ struct ao_cli {
         bool version;            /* --version */
         struct ao_settings_notice *notices;
         size_t n_notices;
+        struct ao_cli_origin *_origins; /* private: where each setting came from; owned */
 };
 
 /**
@@ -129,6 +130,22 @@ void ao_cli_done(struct ao_cli *cli);
 
 /** Write the --help text (every flag, its environment variables and default) to @out. */
 void ao_cli_print_help(FILE *out);
+
+/**
+ * Where the setting of flag @flag ("listen-port" or "--listen-port"; aliases
+ * work too) got its value. @ret_source gets the environment variable or the
+ * primary flag name that supplied it (static storage), or NULL for a default.
+ * Returns 0, -ENOENT for an unknown flag, -EINVAL before a successful parse.
+ */
+int ao_cli_setting_origin(const struct ao_cli *cli, const char *flag, enum ao_setting_origin *ret_origin,
+                          const char **ret_source);
+
+/**
+ * Write the effective settings to @out, one "--flag=value  (origin)" line per
+ * setting with control characters escaped, for the startup log and
+ * debugging. Values are shown as they were given, before parsing.
+ */
+void ao_cli_print_settings(const struct ao_cli *cli, FILE *out);
 
 /** Free the strings of @s and zero it. */
 void ao_settings_done(struct ao_settings *s);

@@ -33,9 +33,17 @@ int ao_error_prefix(struct ao_error *reterr, const char *fmt, ...)
         (void) vsnprintf(prefix, sizeof(prefix), fmt, ap);
         va_end(ap);
 
+        /* "prefix: old message", cut to fit; built by hand because the parts may overlap the limit. */
         char joined[AO_ERROR_MSG_MAX];
-        (void) snprintf(joined, sizeof(joined), "%s: %s", prefix, reterr->msg);
-        memcpy(reterr->msg, joined, sizeof(joined));
+        size_t len = 0;
+        const char *parts[] = {prefix, ": ", reterr->msg};
+        for (size_t i = 0; i < AO_ARRAY_SIZE(parts); i++) {
+                size_t n = AO_MIN(strlen(parts[i]), sizeof(joined) - 1 - len);
+                memcpy(joined + len, parts[i], n);
+                len += n;
+        }
+        joined[len] = '\0';
+        memcpy(reterr->msg, joined, len + 1);
         return reterr->code;
 }
 
