@@ -61,14 +61,16 @@ static int unknown_flag(const char *arg, size_t len, struct ao_error *reterr)
 }
 
 /* One "--name[=value]" argument; may consume argv[*i + 1] as the value. */
-static int scan_long_flag(struct argv_scan *scan, int argc, char *const *argv, int *i, struct ao_error *reterr)
+static int scan_long_flag(struct argv_scan *scan, int argc, char *const *argv, int *i,
+                          struct ao_error *reterr)
 {
         const char *arg = argv[*i], *name = arg + 2, *eq = strchr(name, '='), *spelling, *value;
         size_t len = eq ? (size_t) (eq - name) : strlen(name);
         const struct ao_setting_def *d = ao_setting_def_by_flag(name, len, &spelling);
 
         if (!d) {
-                if ((len == 4 && memcmp(name, "help", 4) == 0) || (len == 7 && memcmp(name, "version", 7) == 0))
+                if ((len == 4 && memcmp(name, "help", 4) == 0) ||
+                    (len == 7 && memcmp(name, "version", 7) == 0))
                         return ao_error_set(reterr, -EINVAL, "flag '--%.*s' takes no value", (int) len, name);
                 return unknown_flag(arg, len + 2, reterr);
         }
@@ -76,9 +78,11 @@ static int scan_long_flag(struct argv_scan *scan, int argc, char *const *argv, i
         if (eq)
                 value = eq + 1;
         else if (d->type == AO_SETTING_TYPE_BOOL)
-                value = "true"; /* a bare boolean flag; "--ha false" would make "false" a command word, as in pflag */
+                value =
+                    "true"; /* a bare boolean flag; "--ha false" would make "false" a command word, as in pflag */
         else if (*i + 1 < argc && argv[*i + 1])
-                value = argv[++*i]; /* taken whatever it looks like, as pflag does: "--namespace --x" is a value */
+                value = argv
+                    [++*i]; /* taken whatever it looks like, as pflag does: "--namespace --x" is a value */
         else
                 return ao_error_set(reterr, -EINVAL, "flag '--%s' needs a value", spelling);
 
@@ -259,7 +263,7 @@ void ao_cli_print_settings(const struct ao_cli *cli, FILE *out)
                 const char *kind = o->origin == AO_SETTING_FLAG  ? "flag --"
                                    : o->origin == AO_SETTING_ENV ? "env "
                                                                  : "default";
-                fprintf(out, "--%s='%s'  (%s%s)\n", d->flags[0], ao_config_escape(o->value ?: "", q, sizeof(q)),
-                        kind, o->source ?: "");
+                fprintf(out, "--%s='%s'  (%s%s)\n", d->flags[0],
+                        ao_config_escape(o->value ?: "", q, sizeof(q)), kind, o->source ?: "");
         }
 }

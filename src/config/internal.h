@@ -54,10 +54,10 @@ struct ao_setting_def {
         const char *envs[AO_SETTING_ENVS_MAX];   /* priority order, first set one wins; NULL-padded */
         const char *def;                         /* default, parsed like any other value */
         enum ao_setting_type type;
-        size_t offset;     /* offsetof() into struct ao_settings */
-        bool keep_raw;     /* PATH_LIST only: also store the unsplit value at raw_offset */
-        size_t raw_offset; /* offsetof() of a char * field */
-        int64_t min, max;  /* INT only: inclusive range */
+        size_t offset;       /* offsetof() into struct ao_settings */
+        bool keep_raw;       /* PATH_LIST only: also store the unsplit value at raw_offset */
+        size_t raw_offset;   /* offsetof() of a char * field */
+        int64_t min, max;    /* INT only: inclusive range */
         const char *metavar; /* placeholder for the value in --help; NULL derives one from the type */
         const char *help;    /* one line */
 };
@@ -65,8 +65,9 @@ struct ao_setting_def {
 /** Where one setting got its value; one per table row, owned by struct ao_cli. */
 struct ao_cli_origin {
         enum ao_setting_origin origin;
-        const char *source; /* static: the env name or primary flag name that supplied the value, NULL for defaults */
-        char *value;        /* owned: the text that was parsed */
+        const char *
+            source; /* static: the env name or primary flag name that supplied the value, NULL for defaults */
+        char *value; /* owned: the text that was parsed */
 };
 
 extern const struct ao_setting_def ao_setting_defs[];

@@ -51,14 +51,14 @@ static const struct {
         const char *name;
         uint64_t nsec;
 } duration_units[] = {
-        {"ns", 1ULL},
-        {"us", 1000ULL},
-        {"\xc2\xb5s", 1000ULL}, /* U+00B5 MICRO SIGN */
-        {"\xce\xbcs", 1000ULL}, /* U+03BC GREEK SMALL LETTER MU */
-        {"ms", 1000000ULL},
-        {"s", 1000000000ULL},
-        {"m", 60ULL * 1000000000ULL},
-        {"h", 3600ULL * 1000000000ULL},
+    {"ns", 1ULL},
+    {"us", 1000ULL},
+    {"\xc2\xb5s", 1000ULL}, /* U+00B5 MICRO SIGN */
+    {"\xce\xbcs", 1000ULL}, /* U+03BC GREEK SMALL LETTER MU */
+    {"ms", 1000000ULL},
+    {"s", 1000000000ULL},
+    {"m", 60ULL * 1000000000ULL},
+    {"h", 3600ULL * 1000000000ULL},
 };
 
 /* Go rejects durations above the int64 nanosecond range; so do we, to accept exactly the same inputs. */
@@ -300,10 +300,10 @@ int ao_parse_reactor(const char *s, enum ao_reactor_backend_choice *ret)
                 const char *name;
                 enum ao_reactor_backend_choice choice;
         } names[] = {
-                {"auto", AO_REACTOR_CHOICE_AUTO},
-                {"io_uring", AO_REACTOR_CHOICE_IO_URING},
-                {"uring", AO_REACTOR_CHOICE_IO_URING},
-                {"epoll", AO_REACTOR_CHOICE_EPOLL},
+            {"auto", AO_REACTOR_CHOICE_AUTO},
+            {"io_uring", AO_REACTOR_CHOICE_IO_URING},
+            {"uring", AO_REACTOR_CHOICE_IO_URING},
+            {"epoll", AO_REACTOR_CHOICE_EPOLL},
         };
 
         if (!s)

@@ -25,139 +25,143 @@
 #define RANGE(a, b) .min = (a), .max = (b)
 
 const char *const ao_setting_section_names[_AO_SETTING_SECTION_MAX] = {
-        [AO_SETTING_SECTION_LAYOUT] = "Hooks and modules",
-        [AO_SETTING_SECTION_IDENTITY] = "Identity and config store",
-        [AO_SETTING_SECTION_HTTP] = "HTTP server and metrics",
-        [AO_SETTING_SECTION_CRD] = "CRDs and chart labels",
-        [AO_SETTING_SECTION_KUBE] = "Kubernetes client",
-        [AO_SETTING_SECTION_HELM] = "Helm",
-        [AO_SETTING_SECTION_LOG] = "Logging",
-        [AO_SETTING_SECTION_DEBUG] = "Debugging",
-        [AO_SETTING_SECTION_RUNTIME] = "Runtime",
+    [AO_SETTING_SECTION_LAYOUT] = "Hooks and modules",
+    [AO_SETTING_SECTION_IDENTITY] = "Identity and config store",
+    [AO_SETTING_SECTION_HTTP] = "HTTP server and metrics",
+    [AO_SETTING_SECTION_CRD] = "CRDs and chart labels",
+    [AO_SETTING_SECTION_KUBE] = "Kubernetes client",
+    [AO_SETTING_SECTION_HELM] = "Helm",
+    [AO_SETTING_SECTION_LOG] = "Logging",
+    [AO_SETTING_SECTION_DEBUG] = "Debugging",
+    [AO_SETTING_SECTION_RUNTIME] = "Runtime",
 };
 
 const struct ao_setting_def ao_setting_defs[] = {
-        /* hooks and modules */
-        {AO_SETTING_SECTION_LAYOUT, FLAGS("global-hooks-dir"),
-         ENVS("ADDON_OPERATOR_GLOBAL_HOOKS_DIR", "GLOBAL_HOOKS_DIR", "SHELL_OPERATOR_HOOKS_DIR"), "global-hooks",
-         AO_SETTING_TYPE_STRING, FIELD(global_hooks_dir), .metavar = "DIR", .help = "Directory with the global hooks"},
-        {AO_SETTING_SECTION_LAYOUT, FLAGS("modules-dir"), ENVS("ADDON_OPERATOR_MODULES_DIR", "MODULES_DIR"),
-         "modules", AO_SETTING_TYPE_PATH_LIST, FIELD(modules_dirs), RAW(modules_dir_raw),
-         .help = "Directories with modules, separated by ':'"},
-        /* The docs spell it UNNUMBERED_MODULE_ORDER, the kingpin-era code UNNUMBERED_MODULES_ORDER. */
-        {AO_SETTING_SECTION_LAYOUT, FLAGS("unnumbered-modules-order", "unnumbered-module-order"),
-         ENVS("ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER", "UNNUMBERED_MODULE_ORDER", "UNNUMBERED_MODULES_ORDER"),
-         "1", AO_SETTING_TYPE_INT, FIELD(unnumbered_modules_order), RANGE(INT32_MIN, INT32_MAX),
-         .help = "Order given to modules whose directory has no NNN- prefix"},
-        {AO_SETTING_SECTION_LAYOUT, FLAGS("tmp-dir"), ENVS("ADDON_OPERATOR_TMP_DIR", "SHELL_OPERATOR_TMP_DIR"),
-         "/tmp/addon-operator", AO_SETTING_TYPE_STRING, FIELD(tmp_dir), .metavar = "DIR",
-         .help = "Directory for the temporary files passed to hooks"},
-        {AO_SETTING_SECTION_LAYOUT, FLAGS("strict-check-values-mode-enabled"),
-         ENVS("ADDON_OPERATOR_STRICT_CHECK_VALUES_MODE_ENABLED", "STRICT_CHECK_VALUES_MODE_ENABLED"), "false",
-         AO_SETTING_TYPE_BOOL, FIELD(strict_check_values_mode),
-         .help = "Treat a module without values.yaml as an error"},
+    /* hooks and modules */
+    {AO_SETTING_SECTION_LAYOUT, FLAGS("global-hooks-dir"),
+     ENVS("ADDON_OPERATOR_GLOBAL_HOOKS_DIR", "GLOBAL_HOOKS_DIR", "SHELL_OPERATOR_HOOKS_DIR"), "global-hooks",
+     AO_SETTING_TYPE_STRING, FIELD(global_hooks_dir), .metavar = "DIR",
+     .help = "Directory with the global hooks"},
+    {AO_SETTING_SECTION_LAYOUT, FLAGS("modules-dir"), ENVS("ADDON_OPERATOR_MODULES_DIR", "MODULES_DIR"),
+     "modules", AO_SETTING_TYPE_PATH_LIST, FIELD(modules_dirs), RAW(modules_dir_raw),
+     .help = "Directories with modules, separated by ':'"},
+    /* The docs spell it UNNUMBERED_MODULE_ORDER, the kingpin-era code UNNUMBERED_MODULES_ORDER. */
+    {AO_SETTING_SECTION_LAYOUT, FLAGS("unnumbered-modules-order", "unnumbered-module-order"),
+     ENVS("ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER", "UNNUMBERED_MODULE_ORDER", "UNNUMBERED_MODULES_ORDER"),
+     "1", AO_SETTING_TYPE_INT, FIELD(unnumbered_modules_order), RANGE(INT32_MIN, INT32_MAX),
+     .help = "Order given to modules whose directory has no NNN- prefix"},
+    {AO_SETTING_SECTION_LAYOUT, FLAGS("tmp-dir"), ENVS("ADDON_OPERATOR_TMP_DIR", "SHELL_OPERATOR_TMP_DIR"),
+     "/tmp/addon-operator", AO_SETTING_TYPE_STRING, FIELD(tmp_dir), .metavar = "DIR",
+     .help = "Directory for the temporary files passed to hooks"},
+    {AO_SETTING_SECTION_LAYOUT, FLAGS("strict-check-values-mode-enabled"),
+     ENVS("ADDON_OPERATOR_STRICT_CHECK_VALUES_MODE_ENABLED", "STRICT_CHECK_VALUES_MODE_ENABLED"), "false",
+     AO_SETTING_TYPE_BOOL, FIELD(strict_check_values_mode),
+     .help = "Treat a module without values.yaml as an error"},
 
-        /* identity and config store */
-        {AO_SETTING_SECTION_IDENTITY, FLAGS("namespace"),
-         ENVS("ADDON_OPERATOR_NAMESPACE", "SHELL_OPERATOR_NAMESPACE"), "", AO_SETTING_TYPE_STRING,
-         FIELD(namespace_), .metavar = "NAME", .help = "Namespace of the ConfigMap, the Helm releases and the leader lease"},
-        {AO_SETTING_SECTION_IDENTITY, FLAGS("config-map"), ENVS("ADDON_OPERATOR_CONFIG_MAP"), "addon-operator",
-         AO_SETTING_TYPE_STRING, FIELD(config_map), .metavar = "NAME", .help = "Name of the ConfigMap holding the values"},
-        {AO_SETTING_SECTION_IDENTITY, FLAGS("ha"), ENVS("ADDON_OPERATOR_HA"), "false", AO_SETTING_TYPE_BOOL,
-         FIELD(ha), .help = "Run with leader election (needs the namespace, pod name and listen address)"},
-        {AO_SETTING_SECTION_IDENTITY, FLAGS("pod-name"), ENVS("ADDON_OPERATOR_POD"), "", AO_SETTING_TYPE_STRING,
-         FIELD(pod_name), .metavar = "NAME", .help = "Name of this pod, used in the leader election identity"},
+    /* identity and config store */
+    {AO_SETTING_SECTION_IDENTITY, FLAGS("namespace"),
+     ENVS("ADDON_OPERATOR_NAMESPACE", "SHELL_OPERATOR_NAMESPACE"), "", AO_SETTING_TYPE_STRING,
+     FIELD(namespace_), .metavar = "NAME",
+     .help = "Namespace of the ConfigMap, the Helm releases and the leader lease"},
+    {AO_SETTING_SECTION_IDENTITY, FLAGS("config-map"), ENVS("ADDON_OPERATOR_CONFIG_MAP"), "addon-operator",
+     AO_SETTING_TYPE_STRING, FIELD(config_map), .metavar = "NAME",
+     .help = "Name of the ConfigMap holding the values"},
+    {AO_SETTING_SECTION_IDENTITY, FLAGS("ha"), ENVS("ADDON_OPERATOR_HA"), "false", AO_SETTING_TYPE_BOOL,
+     FIELD(ha), .help = "Run with leader election (needs the namespace, pod name and listen address)"},
+    {AO_SETTING_SECTION_IDENTITY, FLAGS("pod-name"), ENVS("ADDON_OPERATOR_POD"), "", AO_SETTING_TYPE_STRING,
+     FIELD(pod_name), .metavar = "NAME", .help = "Name of this pod, used in the leader election identity"},
 
-        /* HTTP server and metrics */
-        {AO_SETTING_SECTION_HTTP, FLAGS("listen-address", "prometheus-listen-address"),
-         ENVS("ADDON_OPERATOR_LISTEN_ADDRESS", "SHELL_OPERATOR_LISTEN_ADDRESS"), "0.0.0.0",
-         AO_SETTING_TYPE_STRING, FIELD(listen_address), .metavar = "ADDR",
-         .help = "Address of the HTTP server (/metrics, /healthz); also the pod IP in HA mode"},
-        {AO_SETTING_SECTION_HTTP, FLAGS("listen-port", "prometheus-listen-port"),
-         ENVS("ADDON_OPERATOR_LISTEN_PORT", "SHELL_OPERATOR_LISTEN_PORT"), "9650", AO_SETTING_TYPE_PORT,
-         FIELD(listen_port), .help = "Port of the HTTP server; 0 picks a free one"},
-        {AO_SETTING_SECTION_HTTP, FLAGS("prometheus-metrics-prefix"),
-         ENVS("ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX", "SHELL_OPERATOR_PROMETHEUS_METRICS_PREFIX"),
-         "addon_operator_", AO_SETTING_TYPE_METRIC_PREFIX, FIELD(metrics_prefix),
-         .help = "Prefix of every metric name"},
+    /* HTTP server and metrics */
+    {AO_SETTING_SECTION_HTTP, FLAGS("listen-address", "prometheus-listen-address"),
+     ENVS("ADDON_OPERATOR_LISTEN_ADDRESS", "SHELL_OPERATOR_LISTEN_ADDRESS"), "0.0.0.0",
+     AO_SETTING_TYPE_STRING, FIELD(listen_address), .metavar = "ADDR",
+     .help = "Address of the HTTP server (/metrics, /healthz); also the pod IP in HA mode"},
+    {AO_SETTING_SECTION_HTTP, FLAGS("listen-port", "prometheus-listen-port"),
+     ENVS("ADDON_OPERATOR_LISTEN_PORT", "SHELL_OPERATOR_LISTEN_PORT"), "9650", AO_SETTING_TYPE_PORT,
+     FIELD(listen_port), .help = "Port of the HTTP server; 0 picks a free one"},
+    {AO_SETTING_SECTION_HTTP, FLAGS("prometheus-metrics-prefix"),
+     ENVS("ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX", "SHELL_OPERATOR_PROMETHEUS_METRICS_PREFIX"),
+     "addon_operator_", AO_SETTING_TYPE_METRIC_PREFIX, FIELD(metrics_prefix),
+     .help = "Prefix of every metric name"},
 
-        /* CRDs */
-        {AO_SETTING_SECTION_CRD, FLAGS("crd-extra-labels"), ENVS("ADDON_OPERATOR_CRD_EXTRA_LABELS"),
-         "heritage=addon-operator", AO_SETTING_TYPE_LABELS, FIELD(crd_extra_labels),
-         .help = "Labels stamped on the objects of module charts, as key=value,key2=value2"},
-        {AO_SETTING_SECTION_CRD, FLAGS("crd-filter-prefixes", "crd-filters"),
-         ENVS("ADDON_OPERATOR_CRD_FILTER_PREFIXES"), "doc-,_", AO_SETTING_TYPE_COMMA_LIST,
-         FIELD(crd_filter_prefixes), .help = "Files in a module's crds/ starting with these prefixes are skipped"},
+    /* CRDs */
+    {AO_SETTING_SECTION_CRD, FLAGS("crd-extra-labels"), ENVS("ADDON_OPERATOR_CRD_EXTRA_LABELS"),
+     "heritage=addon-operator", AO_SETTING_TYPE_LABELS, FIELD(crd_extra_labels),
+     .help = "Labels stamped on the objects of module charts, as key=value,key2=value2"},
+    {AO_SETTING_SECTION_CRD, FLAGS("crd-filter-prefixes", "crd-filters"),
+     ENVS("ADDON_OPERATOR_CRD_FILTER_PREFIXES"), "doc-,_", AO_SETTING_TYPE_COMMA_LIST,
+     FIELD(crd_filter_prefixes),
+     .help = "Files in a module's crds/ starting with these prefixes are skipped"},
 
-        /* Kubernetes client */
-        {AO_SETTING_SECTION_KUBE, FLAGS("kube-config"), ENVS("KUBE_CONFIG"), "", AO_SETTING_TYPE_STRING,
-         FIELD(kube_config), .metavar = "PATH", .help = "Path to a kubeconfig file; empty means in-cluster or ~/.kube/config"},
-        {AO_SETTING_SECTION_KUBE, FLAGS("kube-context"), ENVS("KUBE_CONTEXT"), "", AO_SETTING_TYPE_STRING,
-         FIELD(kube_context), .metavar = "NAME", .help = "Context to use from the kubeconfig"},
-        {AO_SETTING_SECTION_KUBE, FLAGS("kube-server"), ENVS("KUBE_SERVER"), "", AO_SETTING_TYPE_STRING,
-         FIELD(kube_server), .metavar = "URL", .help = "API server URL, overriding the kubeconfig"},
-        {AO_SETTING_SECTION_KUBE, FLAGS("kube-client-qps"), ENVS("KUBE_CLIENT_QPS"), "5", AO_SETTING_TYPE_FLOAT,
-         FIELD(kube_client_qps), .help = "Requests per second of the main Kubernetes client"},
-        /* client-go refuses burst 0 with a positive QPS, so 0 is rejected here already. */
-        {AO_SETTING_SECTION_KUBE, FLAGS("kube-client-burst"), ENVS("KUBE_CLIENT_BURST"), "10",
-         AO_SETTING_TYPE_INT, FIELD(kube_client_burst), RANGE(1, INT32_MAX),
-         .help = "Request burst of the main Kubernetes client"},
-        {AO_SETTING_SECTION_KUBE, FLAGS("object-patcher-kube-client-qps"), ENVS("OBJECT_PATCHER_KUBE_CLIENT_QPS"),
-         "5", AO_SETTING_TYPE_FLOAT, FIELD(object_patcher_qps),
-         .help = "Requests per second of the client applying hook patches"},
-        {AO_SETTING_SECTION_KUBE, FLAGS("object-patcher-kube-client-burst"),
-         ENVS("OBJECT_PATCHER_KUBE_CLIENT_BURST"), "10", AO_SETTING_TYPE_INT, FIELD(object_patcher_burst),
-         RANGE(1, INT32_MAX), .help = "Request burst of the client applying hook patches"},
-        {AO_SETTING_SECTION_KUBE, FLAGS("object-patcher-kube-client-timeout"),
-         ENVS("OBJECT_PATCHER_KUBE_CLIENT_TIMEOUT"), "10s", AO_SETTING_TYPE_DURATION,
-         FIELD(object_patcher_timeout_usec), .help = "Timeout of one request of the hook patch client"},
+    /* Kubernetes client */
+    {AO_SETTING_SECTION_KUBE, FLAGS("kube-config"), ENVS("KUBE_CONFIG"), "", AO_SETTING_TYPE_STRING,
+     FIELD(kube_config), .metavar = "PATH", .help = "Path to a kubeconfig file"},
+    {AO_SETTING_SECTION_KUBE, FLAGS("kube-context"), ENVS("KUBE_CONTEXT"), "", AO_SETTING_TYPE_STRING,
+     FIELD(kube_context), .metavar = "NAME", .help = "Context to use from the kubeconfig"},
+    {AO_SETTING_SECTION_KUBE, FLAGS("kube-server"), ENVS("KUBE_SERVER"), "", AO_SETTING_TYPE_STRING,
+     FIELD(kube_server), .metavar = "URL", .help = "URL of the API server"},
+    {AO_SETTING_SECTION_KUBE, FLAGS("kube-client-qps"), ENVS("KUBE_CLIENT_QPS"), "5", AO_SETTING_TYPE_FLOAT,
+     FIELD(kube_client_qps), .help = "Requests per second of the main Kubernetes client"},
+    /* client-go refuses burst 0 with a positive QPS, so 0 is rejected here already. */
+    {AO_SETTING_SECTION_KUBE, FLAGS("kube-client-burst"), ENVS("KUBE_CLIENT_BURST"), "10",
+     AO_SETTING_TYPE_INT, FIELD(kube_client_burst), RANGE(1, INT32_MAX),
+     .help = "Request burst of the main Kubernetes client"},
+    {AO_SETTING_SECTION_KUBE, FLAGS("object-patcher-kube-client-qps"), ENVS("OBJECT_PATCHER_KUBE_CLIENT_QPS"),
+     "5", AO_SETTING_TYPE_FLOAT, FIELD(object_patcher_qps),
+     .help = "Requests per second of the client applying hook patches"},
+    {AO_SETTING_SECTION_KUBE, FLAGS("object-patcher-kube-client-burst"),
+     ENVS("OBJECT_PATCHER_KUBE_CLIENT_BURST"), "10", AO_SETTING_TYPE_INT, FIELD(object_patcher_burst),
+     RANGE(1, INT32_MAX), .help = "Request burst of the client applying hook patches"},
+    {AO_SETTING_SECTION_KUBE, FLAGS("object-patcher-kube-client-timeout"),
+     ENVS("OBJECT_PATCHER_KUBE_CLIENT_TIMEOUT"), "10s", AO_SETTING_TYPE_DURATION,
+     FIELD(object_patcher_timeout_usec), .help = "Timeout of one request of the hook patch client"},
 
-        /* Helm */
-        {AO_SETTING_SECTION_HELM, FLAGS("helm-bin-path"), ENVS("HELM_BIN_PATH"), "helm", AO_SETTING_TYPE_STRING,
-         FIELD(helm_bin_path), .metavar = "PATH", .help = "Helm binary, looked up in PATH unless it contains '/'"},
-        {AO_SETTING_SECTION_HELM, FLAGS("helm3"), ENVS("HELM3"), "false", AO_SETTING_TYPE_BOOL, FIELD(helm3),
-         .help = "Skip Helm version detection and assume Helm 3"},
-        {AO_SETTING_SECTION_HELM, FLAGS("helm-ignore-release"), ENVS("HELM_IGNORE_RELEASE"), "",
-         AO_SETTING_TYPE_STRING, FIELD(helm_ignore_release), .metavar = "NAME",
-         .help = "Release never treated as a module release (the operator's own)"},
-        {AO_SETTING_SECTION_HELM, FLAGS("helm-history-max"), ENVS("HELM_HISTORY_MAX"), "10", AO_SETTING_TYPE_INT,
-         FIELD(helm_history_max), RANGE(0, INT32_MAX), .help = "Release revisions kept; 0 keeps all"},
-        {AO_SETTING_SECTION_HELM, FLAGS("helm-timeout"), ENVS("HELM_TIMEOUT"), "20m", AO_SETTING_TYPE_DURATION,
-         FIELD(helm_timeout_usec), .help = "Timeout of one Helm operation"},
-        {AO_SETTING_SECTION_HELM, FLAGS("helm-monitor-kube-client-qps"), ENVS("HELM_MONITOR_KUBE_CLIENT_QPS"),
-         "5", AO_SETTING_TYPE_FLOAT, FIELD(helm_monitor_qps),
-         .help = "Requests per second of the Helm resources monitor client"},
-        {AO_SETTING_SECTION_HELM, FLAGS("helm-monitor-kube-client-burst"),
-         ENVS("HELM_MONITOR_KUBE_CLIENT_BURST"), "10", AO_SETTING_TYPE_INT, FIELD(helm_monitor_burst),
-         RANGE(1, INT32_MAX), .help = "Request burst of the Helm resources monitor client"},
+    /* Helm */
+    {AO_SETTING_SECTION_HELM, FLAGS("helm-bin-path"), ENVS("HELM_BIN_PATH"), "helm", AO_SETTING_TYPE_STRING,
+     FIELD(helm_bin_path), .metavar = "PATH", .help = "Helm binary to run"},
+    {AO_SETTING_SECTION_HELM, FLAGS("helm3"), ENVS("HELM3"), "false", AO_SETTING_TYPE_BOOL, FIELD(helm3),
+     .help = "Skip Helm version detection and assume Helm 3"},
+    {AO_SETTING_SECTION_HELM, FLAGS("helm-ignore-release"), ENVS("HELM_IGNORE_RELEASE"), "",
+     AO_SETTING_TYPE_STRING, FIELD(helm_ignore_release), .metavar = "NAME",
+     .help = "Release never treated as a module release (the operator's own)"},
+    {AO_SETTING_SECTION_HELM, FLAGS("helm-history-max"), ENVS("HELM_HISTORY_MAX"), "10", AO_SETTING_TYPE_INT,
+     FIELD(helm_history_max), RANGE(0, INT32_MAX), .help = "Release revisions kept; 0 keeps all"},
+    {AO_SETTING_SECTION_HELM, FLAGS("helm-timeout"), ENVS("HELM_TIMEOUT"), "20m", AO_SETTING_TYPE_DURATION,
+     FIELD(helm_timeout_usec), .help = "Timeout of one Helm operation"},
+    {AO_SETTING_SECTION_HELM, FLAGS("helm-monitor-kube-client-qps"), ENVS("HELM_MONITOR_KUBE_CLIENT_QPS"),
+     "5", AO_SETTING_TYPE_FLOAT, FIELD(helm_monitor_qps),
+     .help = "Requests per second of the Helm resources monitor client"},
+    {AO_SETTING_SECTION_HELM, FLAGS("helm-monitor-kube-client-burst"), ENVS("HELM_MONITOR_KUBE_CLIENT_BURST"),
+     "10", AO_SETTING_TYPE_INT, FIELD(helm_monitor_burst), RANGE(1, INT32_MAX),
+     .help = "Request burst of the Helm resources monitor client"},
 
-        /* logging */
-        {AO_SETTING_SECTION_LOG, FLAGS("log-level"), ENVS("LOG_LEVEL"), "info", AO_SETTING_TYPE_LOG_LEVEL,
-         FIELD(log_level), .help = "Lowest level logged: debug, info, warn or error"},
-        {AO_SETTING_SECTION_LOG, FLAGS("log-type"), ENVS("LOG_TYPE"), "text", AO_SETTING_TYPE_LOG_FORMAT,
-         FIELD(log_format), .help = "Log format: json, text or color"},
-        {AO_SETTING_SECTION_LOG, FLAGS("log-no-time"), ENVS("LOG_NO_TIME"), "false", AO_SETTING_TYPE_BOOL,
-         FIELD(log_no_time), .help = "Leave the time out of log lines"},
-        {AO_SETTING_SECTION_LOG, FLAGS("log-proxy-hook-json"), ENVS("LOG_PROXY_HOOK_JSON"), "false",
-         AO_SETTING_TYPE_BOOL, FIELD(log_proxy_hook_json),
-         .help = "Read hook output as JSON log records and re-log them"},
+    /* logging */
+    {AO_SETTING_SECTION_LOG, FLAGS("log-level"), ENVS("LOG_LEVEL"), "info", AO_SETTING_TYPE_LOG_LEVEL,
+     FIELD(log_level), .help = "Lowest level logged: debug, info, warn or error"},
+    {AO_SETTING_SECTION_LOG, FLAGS("log-type"), ENVS("LOG_TYPE"), "text", AO_SETTING_TYPE_LOG_FORMAT,
+     FIELD(log_format), .help = "Log format: json, text or color"},
+    {AO_SETTING_SECTION_LOG, FLAGS("log-no-time"), ENVS("LOG_NO_TIME"), "false", AO_SETTING_TYPE_BOOL,
+     FIELD(log_no_time), .help = "Leave the time out of log lines"},
+    {AO_SETTING_SECTION_LOG, FLAGS("log-proxy-hook-json"), ENVS("LOG_PROXY_HOOK_JSON"), "false",
+     AO_SETTING_TYPE_BOOL, FIELD(log_proxy_hook_json),
+     .help = "Read hook output as JSON log records and re-log them"},
 
-        /* debugging */
-        {AO_SETTING_SECTION_DEBUG, FLAGS("debug-unix-socket"), ENVS("DEBUG_UNIX_SOCKET"),
-         "/var/run/addon-operator/debug.socket", AO_SETTING_TYPE_STRING, FIELD(debug_unix_socket), .metavar = "PATH",
-         .help = "Unix socket of the debug API"},
-        {AO_SETTING_SECTION_DEBUG, FLAGS("debug-http-addr"), ENVS("DEBUG_HTTP_SERVER_ADDR"), "",
-         AO_SETTING_TYPE_STRING, FIELD(debug_http_addr), .metavar = "ADDR:PORT",
-         .help = "Also serve the debug API over TCP at this address"},
-        {AO_SETTING_SECTION_DEBUG, FLAGS("debug-keep-tmp-files"), ENVS("DEBUG_KEEP_TMP_FILES"), "false",
-         AO_SETTING_TYPE_BOOL, FIELD(debug_keep_tmp_files), .help = "Keep the temporary files of hook runs"},
+    /* debugging */
+    {AO_SETTING_SECTION_DEBUG, FLAGS("debug-unix-socket"), ENVS("DEBUG_UNIX_SOCKET"),
+     "/var/run/addon-operator/debug.socket", AO_SETTING_TYPE_STRING, FIELD(debug_unix_socket),
+     .metavar = "PATH", .help = "Unix socket of the debug API"},
+    {AO_SETTING_SECTION_DEBUG, FLAGS("debug-http-addr"), ENVS("DEBUG_HTTP_SERVER_ADDR"), "",
+     AO_SETTING_TYPE_STRING, FIELD(debug_http_addr), .metavar = "ADDR:PORT",
+     .help = "Also serve the debug API over TCP at this address"},
+    {AO_SETTING_SECTION_DEBUG, FLAGS("debug-keep-tmp-files"), ENVS("DEBUG_KEEP_TMP_FILES"), "false",
+     AO_SETTING_TYPE_BOOL, FIELD(debug_keep_tmp_files), .help = "Keep the temporary files of hook runs"},
 
-        /* runtime */
-        {AO_SETTING_SECTION_RUNTIME, FLAGS("reactor"), ENVS("ADDON_OPERATOR_REACTOR"), "auto",
-         AO_SETTING_TYPE_REACTOR, FIELD(reactor), .help = "Event loop backend: auto, io_uring or epoll"},
-        {AO_SETTING_SECTION_RUNTIME, FLAGS("shutdown-timeout"), ENVS("ADDON_OPERATOR_SHUTDOWN_TIMEOUT"), "30s",
-         AO_SETTING_TYPE_DURATION, FIELD(shutdown_timeout_usec),
-         .help = "Time given to running hooks and Helm on SIGTERM before they are killed"},
+    /* runtime */
+    {AO_SETTING_SECTION_RUNTIME, FLAGS("reactor"), ENVS("ADDON_OPERATOR_REACTOR"), "auto",
+     AO_SETTING_TYPE_REACTOR, FIELD(reactor), .help = "Event loop backend: auto, io_uring or epoll"},
+    {AO_SETTING_SECTION_RUNTIME, FLAGS("shutdown-timeout"), ENVS("ADDON_OPERATOR_SHUTDOWN_TIMEOUT"), "30s",
+     AO_SETTING_TYPE_DURATION, FIELD(shutdown_timeout_usec),
+     .help = "Grace period for running hooks and Helm after SIGTERM"},
 };
 
 const size_t ao_setting_defs_count = AO_ARRAY_SIZE(ao_setting_defs);
@@ -258,8 +262,9 @@ static int notice_env_conflict(struct ao_cli *cli, const struct ao_setting_def *
                 if (j == winner)
                         continue;
                 differ = differ || strcmp(values[j], values[winner]) != 0;
-                io += (size_t) snprintf(ignored + io, sizeof(ignored) - AO_MIN(io, sizeof(ignored)), "%s%s='%s'",
-                                        io ? ", " : "", d->envs[j], ao_config_escape(values[j], q, sizeof(q)));
+                io += (size_t) snprintf(ignored + io, sizeof(ignored) - AO_MIN(io, sizeof(ignored)),
+                                        "%s%s='%s'", io ? ", " : "", d->envs[j],
+                                        ao_config_escape(values[j], q, sizeof(q)));
                 io = AO_MIN(io, sizeof(ignored));
         }
 
@@ -373,8 +378,8 @@ static int store_value(struct ao_settings *s, const struct ao_setting_def *d, co
 }
 
 /* Store @value, turning a parse failure into the one-line message users see. @who is "--flag" or an env name. */
-static int apply_value(struct ao_settings *s, const struct ao_setting_def *d, const char *value, const char *who,
-                       struct ao_error *reterr)
+static int apply_value(struct ao_settings *s, const struct ao_setting_def *d, const char *value,
+                       const char *who, struct ao_error *reterr)
 {
         char q[QUOTE_MAX * 2], expect[96];
         int r = store_value(s, d, value);
@@ -443,7 +448,8 @@ static int resolve_one(struct ao_cli *cli, const struct ao_setting_def *d, struc
                 if (n_set > 1) {
                         r = notice_env_conflict(cli, d, env_values, winner);
                         if (r < 0)
-                                return ao_error_set(reterr, r, "out of memory while parsing %s", d->envs[winner]);
+                                return ao_error_set(reterr, r, "out of memory while parsing %s",
+                                                    d->envs[winner]);
                 }
                 (void) snprintf(who, sizeof(who), "%s", d->envs[winner]);
                 *origin = (struct ao_cli_origin){.origin = AO_SETTING_ENV, .source = d->envs[winner]};
@@ -467,8 +473,8 @@ int ao_settings_resolve(struct ao_cli *cli, struct ao_cli_origin *origins, const
                         const char *const *flag_names, char *const *envp, struct ao_error *reterr)
 {
         for (size_t i = 0; i < ao_setting_defs_count; i++) {
-                int r = resolve_one(cli, &ao_setting_defs[i], &origins[i], flag_values[i], flag_names[i], envp,
-                                    reterr);
+                int r = resolve_one(cli, &ao_setting_defs[i], &origins[i], flag_values[i], flag_names[i],
+                                    envp, reterr);
                 if (r < 0)
                         return r;
         }

@@ -126,7 +126,7 @@ static void test_defaults(void)
         for (size_t i = 0; i < ao_setting_defs_count; i++) {
                 enum ao_setting_origin origin = AO_SETTING_FLAG;
                 tap_ok(ao_cli_setting_origin(&cli, ao_setting_defs[i].flags[0], &origin, NULL) == 0 &&
-                               origin == AO_SETTING_DEFAULT,
+                           origin == AO_SETTING_DEFAULT,
                        "--%s comes from its default", ao_setting_defs[i].flags[0]);
         }
         ao_cli_done(&cli);
@@ -144,42 +144,42 @@ struct spelling_case {
 static void test_env_spellings(void)
 {
         static const struct spelling_case modules[] = {
-                {"ADDON_OPERATOR_MODULES_DIR=/m1", "ADDON_OPERATOR_MODULES_DIR"},
-                {"MODULES_DIR=/m1", "MODULES_DIR"},
+            {"ADDON_OPERATOR_MODULES_DIR=/m1", "ADDON_OPERATOR_MODULES_DIR"},
+            {"MODULES_DIR=/m1", "MODULES_DIR"},
         };
         static const struct spelling_case hooks[] = {
-                {"ADDON_OPERATOR_GLOBAL_HOOKS_DIR=/g1", "ADDON_OPERATOR_GLOBAL_HOOKS_DIR"},
-                {"GLOBAL_HOOKS_DIR=/g1", "GLOBAL_HOOKS_DIR"},
-                {"SHELL_OPERATOR_HOOKS_DIR=/g1", "SHELL_OPERATOR_HOOKS_DIR"},
+            {"ADDON_OPERATOR_GLOBAL_HOOKS_DIR=/g1", "ADDON_OPERATOR_GLOBAL_HOOKS_DIR"},
+            {"GLOBAL_HOOKS_DIR=/g1", "GLOBAL_HOOKS_DIR"},
+            {"SHELL_OPERATOR_HOOKS_DIR=/g1", "SHELL_OPERATOR_HOOKS_DIR"},
         };
         static const struct spelling_case order[] = {
-                {"ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER=7", "ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER"},
-                {"UNNUMBERED_MODULE_ORDER=7", "UNNUMBERED_MODULE_ORDER"},
-                {"UNNUMBERED_MODULES_ORDER=7", "UNNUMBERED_MODULES_ORDER"},
+            {"ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER=7", "ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER"},
+            {"UNNUMBERED_MODULE_ORDER=7", "UNNUMBERED_MODULE_ORDER"},
+            {"UNNUMBERED_MODULES_ORDER=7", "UNNUMBERED_MODULES_ORDER"},
         };
         struct ao_cli cli;
 
         for (size_t i = 0; i < AO_ARRAY_SIZE(modules); i++) {
                 parse_ok(ARGV(), ENV(modules[i].env), &cli, modules[i].source);
                 tap_is_str(cli.settings.modules_dirs[0], "/m1", "%s sets modules_dirs", modules[i].source);
-                tap_is_str(origin_source(&cli, "--modules-dir"), modules[i].source, "origin is %s",
-                           modules[i].source);
+                tap_is_str(origin_source(&cli, "--modules-dir"), modules[i].source, "origin of %s",
+                           modules[i].env);
                 tap_is_int(cli.n_notices, 0, "%s alone: no notice", modules[i].source);
                 ao_cli_done(&cli);
         }
         for (size_t i = 0; i < AO_ARRAY_SIZE(hooks); i++) {
                 parse_ok(ARGV(), ENV(hooks[i].env), &cli, hooks[i].source);
                 tap_is_str(cli.settings.global_hooks_dir, "/g1", "%s sets global_hooks_dir", hooks[i].source);
-                tap_is_str(origin_source(&cli, "global-hooks-dir"), hooks[i].source, "origin is %s",
-                           hooks[i].source);
+                tap_is_str(origin_source(&cli, "global-hooks-dir"), hooks[i].source, "origin of %s",
+                           hooks[i].env);
                 ao_cli_done(&cli);
         }
         for (size_t i = 0; i < AO_ARRAY_SIZE(order); i++) {
                 parse_ok(ARGV(), ENV(order[i].env), &cli, order[i].source);
                 tap_is_int(cli.settings.unnumbered_modules_order, 7, "%s sets unnumbered_modules_order",
                            order[i].source);
-                tap_is_str(origin_source(&cli, "unnumbered-module-order"), order[i].source, "origin is %s",
-                           order[i].source);
+                tap_is_str(origin_source(&cli, "unnumbered-module-order"), order[i].source, "origin of %s",
+                           order[i].env);
                 ao_cli_done(&cli);
         }
 }
@@ -189,17 +189,20 @@ static void test_env_conflicts(void)
         struct ao_cli cli;
 
         /* The table order decides, not the order in the environment. */
-        parse_ok(ARGV(), ENV("MODULES_DIR=y", "ADDON_OPERATOR_MODULES_DIR=x"), &cli, "two module dir spellings");
+        parse_ok(ARGV(), ENV("MODULES_DIR=y", "ADDON_OPERATOR_MODULES_DIR=x"), &cli,
+                 "two module dir spellings");
         tap_is_str(cli.settings.modules_dirs[0], "x", "ADDON_OPERATOR_MODULES_DIR wins");
         tap_is_int(cli.n_notices, 1, "one notice");
         tap_is_int(cli.notices[0].level, AO_LOG_WARN, "differing values: a warning");
-        tap_is_str(cli.notices[0].text,
-                   "both ADDON_OPERATOR_MODULES_DIR and MODULES_DIR are set; using ADDON_OPERATOR_MODULES_DIR='x', "
-                   "ignoring MODULES_DIR='y'",
-                   "notice text");
+        tap_is_str(
+            cli.notices[0].text,
+            "both ADDON_OPERATOR_MODULES_DIR and MODULES_DIR are set; using ADDON_OPERATOR_MODULES_DIR='x', "
+            "ignoring MODULES_DIR='y'",
+            "notice text");
         ao_cli_done(&cli);
 
-        parse_ok(ARGV(), ENV("GLOBAL_HOOKS_DIR=/h", "ADDON_OPERATOR_GLOBAL_HOOKS_DIR=/h"), &cli, "equal values");
+        parse_ok(ARGV(), ENV("GLOBAL_HOOKS_DIR=/h", "ADDON_OPERATOR_GLOBAL_HOOKS_DIR=/h"), &cli,
+                 "equal values");
         tap_is_int(cli.n_notices, 1, "one notice");
         tap_is_int(cli.notices[0].level, AO_LOG_INFO, "equal values: info");
         tap_is_str(cli.notices[0].text,
@@ -210,7 +213,8 @@ static void test_env_conflicts(void)
 
         parse_ok(ARGV(), ENV("UNNUMBERED_MODULES_ORDER=3", "UNNUMBERED_MODULE_ORDER=2"), &cli,
                  "the two legacy order spellings");
-        tap_is_int(cli.settings.unnumbered_modules_order, 2, "UNNUMBERED_MODULE_ORDER (the documented one) wins");
+        tap_is_int(cli.settings.unnumbered_modules_order, 2,
+                   "UNNUMBERED_MODULE_ORDER (the documented one) wins");
         tap_is_str(cli.notices[0].text,
                    "both UNNUMBERED_MODULE_ORDER and UNNUMBERED_MODULES_ORDER are set; using "
                    "UNNUMBERED_MODULE_ORDER='2', ignoring UNNUMBERED_MODULES_ORDER='3'",
@@ -223,23 +227,25 @@ static void test_env_conflicts(void)
                  &cli, "three order spellings");
         tap_is_int(cli.settings.unnumbered_modules_order, 1, "prefixed name wins");
         tap_is_int(cli.notices[0].level, AO_LOG_WARN, "a warning");
-        tap_is_str(cli.notices[0].text,
-                   "ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER, UNNUMBERED_MODULE_ORDER and UNNUMBERED_MODULES_ORDER "
-                   "are set; using ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER='1', ignoring "
-                   "UNNUMBERED_MODULE_ORDER='2', UNNUMBERED_MODULES_ORDER='3'",
-                   "notice text");
+        tap_is_str(
+            cli.notices[0].text,
+            "ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER, UNNUMBERED_MODULE_ORDER and UNNUMBERED_MODULES_ORDER "
+            "are set; using ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER='1', ignoring "
+            "UNNUMBERED_MODULE_ORDER='2', UNNUMBERED_MODULES_ORDER='3'",
+            "notice text");
         ao_cli_done(&cli);
 
         /* An empty string is a value for text settings: it wins and hides the fallback. */
-        parse_ok(ARGV(), ENV("ADDON_OPERATOR_NAMESPACE=", "SHELL_OPERATOR_NAMESPACE=ns"), &cli, "empty namespace");
+        parse_ok(ARGV(), ENV("ADDON_OPERATOR_NAMESPACE=", "SHELL_OPERATOR_NAMESPACE=ns"), &cli,
+                 "empty namespace");
         tap_is_str(cli.settings.namespace_, "", "empty ADDON_OPERATOR_NAMESPACE wins");
         tap_is_int(cli.n_notices, 1, "one notice");
         ao_cli_done(&cli);
 
         /* An empty value of a number, switch or choice counts as unset. */
         parse_ok(ARGV(),
-                 ENV("ADDON_OPERATOR_LISTEN_PORT=", "SHELL_OPERATOR_LISTEN_PORT=9115", "LOG_LEVEL=", "ADDON_OPERATOR_HA=",
-                     "HELM_TIMEOUT=", "KUBE_CLIENT_QPS="),
+                 ENV("ADDON_OPERATOR_LISTEN_PORT=", "SHELL_OPERATOR_LISTEN_PORT=9115",
+                     "LOG_LEVEL=", "ADDON_OPERATOR_HA=", "HELM_TIMEOUT=", "KUBE_CLIENT_QPS="),
                  &cli, "empty numeric values");
         tap_is_int(cli.settings.listen_port, 9115, "empty port falls through to SHELL_OPERATOR_LISTEN_PORT");
         tap_is_int(cli.settings.log_level, AO_LOG_INFO, "empty LOG_LEVEL: default");
@@ -250,7 +256,8 @@ static void test_env_conflicts(void)
         ao_cli_done(&cli);
 
         /* Malformed entries and the first duplicate, as getenv() sees them. */
-        parse_ok(ARGV(), ENV("NOEQUALS", "HELM_BIN_PATH=/a/helm", "HELM_BIN_PATH=/b/helm", "HELM_BIN_PATHX=/c"), &cli,
+        parse_ok(ARGV(),
+                 ENV("NOEQUALS", "HELM_BIN_PATH=/a/helm", "HELM_BIN_PATH=/b/helm", "HELM_BIN_PATHX=/c"), &cli,
                  "odd environment");
         tap_is_str(cli.settings.helm_bin_path, "/a/helm", "first duplicate wins");
         ao_cli_done(&cli);
@@ -260,8 +267,9 @@ static void test_shell_operator_fallbacks(void)
 {
         struct ao_cli cli;
         parse_ok(ARGV(),
-                 ENV("SHELL_OPERATOR_HOOKS_DIR=/hooks", "SHELL_OPERATOR_TMP_DIR=/so-tmp", "SHELL_OPERATOR_NAMESPACE=so-ns",
-                     "SHELL_OPERATOR_LISTEN_ADDRESS=10.0.0.1", "SHELL_OPERATOR_LISTEN_PORT=9115",
+                 ENV("SHELL_OPERATOR_HOOKS_DIR=/hooks", "SHELL_OPERATOR_TMP_DIR=/so-tmp",
+                     "SHELL_OPERATOR_NAMESPACE=so-ns", "SHELL_OPERATOR_LISTEN_ADDRESS=10.0.0.1",
+                     "SHELL_OPERATOR_LISTEN_PORT=9115",
                      "SHELL_OPERATOR_PROMETHEUS_METRICS_PREFIX=shell_operator_"),
                  &cli, "shell-operator environment");
         tap_is_str(cli.settings.global_hooks_dir, "/hooks", "SHELL_OPERATOR_HOOKS_DIR");
@@ -269,11 +277,13 @@ static void test_shell_operator_fallbacks(void)
         tap_is_str(cli.settings.namespace_, "so-ns", "SHELL_OPERATOR_NAMESPACE");
         tap_is_str(cli.settings.listen_address, "10.0.0.1", "SHELL_OPERATOR_LISTEN_ADDRESS");
         tap_is_int(cli.settings.listen_port, 9115, "SHELL_OPERATOR_LISTEN_PORT");
-        tap_is_str(cli.settings.metrics_prefix, "shell_operator_", "SHELL_OPERATOR_PROMETHEUS_METRICS_PREFIX");
+        tap_is_str(cli.settings.metrics_prefix, "shell_operator_",
+                   "SHELL_OPERATOR_PROMETHEUS_METRICS_PREFIX");
         tap_is_int(cli.n_notices, 0, "no notices");
         ao_cli_done(&cli);
 
-        parse_ok(ARGV(), ENV("SHELL_OPERATOR_TMP_DIR=/so", "ADDON_OPERATOR_TMP_DIR=/ao"), &cli, "both tmp dirs");
+        parse_ok(ARGV(), ENV("SHELL_OPERATOR_TMP_DIR=/so", "ADDON_OPERATOR_TMP_DIR=/ao"), &cli,
+                 "both tmp dirs");
         tap_is_str(cli.settings.tmp_dir, "/ao", "ADDON_OPERATOR_TMP_DIR beats SHELL_OPERATOR_TMP_DIR");
         ao_cli_done(&cli);
 }
@@ -294,7 +304,8 @@ static void test_other_envs(void)
         tap_is_int(cli.settings.helm_timeout_usec, 90 * 60 * AO_USEC_PER_SEC, "HELM_TIMEOUT=1h30m");
         tap_ok(cli.settings.kube_client_qps == 2.5, "KUBE_CLIENT_QPS=2.5");
         tap_is_int(cli.settings.helm_history_max, 0, "HELM_HISTORY_MAX=0");
-        tap_is_str(cli.settings.crd_extra_labels, "heritage=my-app, example.com/scope=extra", "labels kept verbatim");
+        tap_is_str(cli.settings.crd_extra_labels, "heritage=my-app, example.com/scope=extra",
+                   "labels kept verbatim");
         tap_is_str(cli.settings.metrics_prefix, "", "an empty metrics prefix is allowed");
         tap_is_int(cli.settings.strict_check_values_mode, true, "STRICT_CHECK_VALUES_MODE_ENABLED=True");
         ao_cli_done(&cli);
@@ -310,7 +321,8 @@ static void test_flags(void)
         tap_is_int(cli.settings.listen_port, 1234, "flag beats env");
         tap_is_int(cli.n_notices, 1, "one notice");
         tap_is_int(cli.notices[0].level, AO_LOG_INFO, "info level");
-        tap_is_str(cli.notices[0].text, "flag --listen-port='1234' overrides ADDON_OPERATOR_LISTEN_PORT='9999'",
+        tap_is_str(cli.notices[0].text,
+                   "flag --listen-port='1234' overrides ADDON_OPERATOR_LISTEN_PORT='9999'",
                    "override notice");
         tap_is_str(origin_source(&cli, "listen-port"), "listen-port", "origin is the flag");
         ao_cli_done(&cli);
@@ -323,8 +335,9 @@ static void test_flags(void)
                    "notice names the alias as typed");
         ao_cli_done(&cli);
 
-        parse_ok(ARGV("--namespace", "ns1", "queue", "list", "--modules-dir=/a:/b", "--ha", "--log-type", "json"),
-                 ENV("ADDON_OPERATOR_HA=false", "ADDON_OPERATOR_NAMESPACE=env-ns"), &cli, "flags around words");
+        parse_ok(
+            ARGV("--namespace", "ns1", "queue", "list", "--modules-dir=/a:/b", "--ha", "--log-type", "json"),
+            ENV("ADDON_OPERATOR_HA=false", "ADDON_OPERATOR_NAMESPACE=env-ns"), &cli, "flags around words");
         tap_is_str(cli.settings.namespace_, "ns1", "flag before the command words");
         tap_is_int(strv_len(cli.settings.modules_dirs), 2, "flag after the command words");
         tap_is_str(cli.settings.modules_dirs[1], "/b", "second module dir");
@@ -335,8 +348,8 @@ static void test_flags(void)
         tap_is_str(cli.command[1], "list", "second word");
         ao_cli_done(&cli);
 
-        parse_ok(ARGV("--ha=false", "--ha", "--helm3=no", "--unnumbered-module-order=-5", "--namespace=",
-                      "--shutdown-timeout", "1.5s"),
+        parse_ok(ARGV("--ha=false", "--ha", "--helm3=no", "--unnumbered-module-order=-5",
+                      "--namespace=", "--shutdown-timeout", "1.5s"),
                  ENV("ADDON_OPERATOR_HA=true", "HELM3=yes"), &cli, "repeated and explicit boolean flags");
         tap_is_int(cli.settings.ha, true, "the last repetition wins");
         tap_is_int(cli.settings.helm3, false, "--helm3=no");
@@ -402,25 +415,31 @@ static void test_path_lists(void)
 static void test_bad_values(void)
 {
         parse_fails(ARGV(), ENV("ADDON_OPERATOR_LISTEN_PORT=abc"),
-                    "invalid value 'abc' for ADDON_OPERATOR_LISTEN_PORT: expected a port number 0-65535", "bad port");
+                    "invalid value 'abc' for ADDON_OPERATOR_LISTEN_PORT: expected a port number 0-65535",
+                    "bad port");
         parse_fails(ARGV(), ENV("SHELL_OPERATOR_LISTEN_PORT=65536"),
                     "invalid value '65536' for SHELL_OPERATOR_LISTEN_PORT: expected a port number 0-65535",
                     "port out of range");
         parse_fails(ARGV(), ENV("KUBE_CLIENT_QPS=-1"),
-                    "invalid value '-1' for KUBE_CLIENT_QPS: expected a number greater than 0", "negative qps");
+                    "invalid value '-1' for KUBE_CLIENT_QPS: expected a number greater than 0",
+                    "negative qps");
         parse_fails(ARGV(), ENV("KUBE_CLIENT_QPS=0"),
                     "invalid value '0' for KUBE_CLIENT_QPS: expected a number greater than 0", "zero qps");
         parse_fails(ARGV(), ENV("HELM_MONITOR_KUBE_CLIENT_QPS=nan"),
-                    "invalid value 'nan' for HELM_MONITOR_KUBE_CLIENT_QPS: expected a number greater than 0", "nan qps");
-        parse_fails(ARGV(), ENV("LOG_TYPE=xml"), "invalid value 'xml' for LOG_TYPE: expected json, text or color",
-                    "bad log type");
-        parse_fails(ARGV(), ENV("LOG_LEVEL=loud"), "invalid value 'loud' for LOG_LEVEL: expected debug, info, warn or error",
+                    "invalid value 'nan' for HELM_MONITOR_KUBE_CLIENT_QPS: expected a number greater than 0",
+                    "nan qps");
+        parse_fails(ARGV(), ENV("LOG_TYPE=xml"),
+                    "invalid value 'xml' for LOG_TYPE: expected json, text or color", "bad log type");
+        parse_fails(ARGV(), ENV("LOG_LEVEL=loud"),
+                    "invalid value 'loud' for LOG_LEVEL: expected debug, info, warn or error",
                     "bad log level");
         parse_fails(ARGV(), ENV("ADDON_OPERATOR_REACTOR=kqueue"),
-                    "invalid value 'kqueue' for ADDON_OPERATOR_REACTOR: expected auto, io_uring or epoll", "bad reactor");
-        parse_fails(ARGV(), ENV("ADDON_OPERATOR_HA=maybe"),
-                    "invalid value 'maybe' for ADDON_OPERATOR_HA: expected true or false (also 1/0, yes/no, on/off)",
-                    "bad bool");
+                    "invalid value 'kqueue' for ADDON_OPERATOR_REACTOR: expected auto, io_uring or epoll",
+                    "bad reactor");
+        parse_fails(
+            ARGV(), ENV("ADDON_OPERATOR_HA=maybe"),
+            "invalid value 'maybe' for ADDON_OPERATOR_HA: expected true or false (also 1/0, yes/no, on/off)",
+            "bad bool");
         parse_fails(ARGV(), ENV("HELM_TIMEOUT=20"),
                     "invalid value '20' for HELM_TIMEOUT: expected a duration such as 30s, 1m30s or 500ms",
                     "duration without unit");
@@ -431,19 +450,22 @@ static void test_bad_values(void)
                     "invalid value '-1' for HELM_HISTORY_MAX: expected an integer from 0 to 2147483647",
                     "negative history");
         parse_fails(ARGV(), ENV("KUBE_CLIENT_BURST=0"),
-                    "invalid value '0' for KUBE_CLIENT_BURST: expected an integer from 1 to 2147483647", "zero burst");
+                    "invalid value '0' for KUBE_CLIENT_BURST: expected an integer from 1 to 2147483647",
+                    "zero burst");
         parse_fails(ARGV(), ENV("UNNUMBERED_MODULE_ORDER=1x"),
                     "invalid value '1x' for UNNUMBERED_MODULE_ORDER: expected an integer from -2147483648 to "
                     "2147483647",
                     "junk after order");
-        parse_fails(ARGV(), ENV("ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX=9lives"),
-                    "invalid value '9lives' for ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX: expected a metric name "
-                    "prefix matching [a-zA-Z_:][a-zA-Z0-9_:]*, or nothing",
-                    "bad metric prefix");
-        parse_fails(ARGV(), ENV("ADDON_OPERATOR_CRD_EXTRA_LABELS=heritage"),
-                    "invalid value 'heritage' for ADDON_OPERATOR_CRD_EXTRA_LABELS: expected Kubernetes labels as "
-                    "key=value,key2=value2",
-                    "bad labels");
+        parse_fails(
+            ARGV(), ENV("ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX=9lives"),
+            "invalid value '9lives' for ADDON_OPERATOR_PROMETHEUS_METRICS_PREFIX: expected a metric name "
+            "prefix matching [a-zA-Z_:][a-zA-Z0-9_:]*, or nothing",
+            "bad metric prefix");
+        parse_fails(
+            ARGV(), ENV("ADDON_OPERATOR_CRD_EXTRA_LABELS=heritage"),
+            "invalid value 'heritage' for ADDON_OPERATOR_CRD_EXTRA_LABELS: expected Kubernetes labels as "
+            "key=value,key2=value2",
+            "bad labels");
 
         /* The flag is named when the value came from a flag, as typed. */
         parse_fails(ARGV("--listen-port=abc"), ENV(),
@@ -452,7 +474,8 @@ static void test_bad_values(void)
                     "invalid value '-1' for --prometheus-listen-port: expected a port number 0-65535",
                     "bad port alias flag");
         parse_fails(ARGV("--ha="), ENV(),
-                    "invalid value '' for --ha: expected true or false (also 1/0, yes/no, on/off)", "empty bool flag");
+                    "invalid value '' for --ha: expected true or false (also 1/0, yes/no, on/off)",
+                    "empty bool flag");
         parse_fails(ARGV("--listen-port="), ENV(),
                     "invalid value '' for --listen-port: expected a port number 0-65535", "empty port flag");
 
@@ -466,12 +489,14 @@ static void test_bad_values(void)
         parse_fails(ARGV("start", "--foo=bar"), ENV(), "unknown flag '--foo'", "unknown flag with value");
         parse_fails(ARGV("-x"), ENV(), "unknown flag '-x'", "unknown short flag");
         parse_fails(ARGV("--listen-port"), ENV(), "flag '--listen-port' needs a value", "missing value");
-        parse_fails(ARGV("--crd-filters"), ENV(), "flag '--crd-filters' needs a value", "missing value of an alias");
+        parse_fails(ARGV("--crd-filters"), ENV(), "flag '--crd-filters' needs a value",
+                    "missing value of an alias");
         parse_fails(ARGV("--help=yes"), ENV(), "flag '--help' takes no value", "--help with a value");
 
         /* Control characters are escaped so the message stays on one line. */
         parse_fails(ARGV(), ENV("LOG_LEVEL=de\nbug"),
-                    "invalid value 'de\\nbug' for LOG_LEVEL: expected debug, info, warn or error", "newline in value");
+                    "invalid value 'de\\nbug' for LOG_LEVEL: expected debug, info, warn or error",
+                    "newline in value");
         parse_fails(ARGV("--log-type=\x1b[31mred\t\\"), ENV(),
                     "invalid value '\\x1b[31mred\\t\\\\' for --log-type: expected json, text or color",
                     "escape sequence in value");
@@ -485,8 +510,8 @@ static void test_bad_values(void)
         struct ao_error err = {};
         int r = ao_cli_parse(1, ARGV(), ENV(big), &cli, &err);
         tap_is_int(r, -EINVAL, "huge value fails");
-        tap_ok(strstr(err.msg, "...' for LOG_TYPE: expected json, text or color") != NULL, "huge value is cut: %s",
-               err.msg);
+        tap_ok(strstr(err.msg, "...' for LOG_TYPE: expected json, text or color") != NULL,
+               "huge value is cut: %s", err.msg);
 }
 
 /* ---- parsers ------------------------------------------------------------ */
@@ -498,49 +523,49 @@ static void test_duration(void)
                 int r;
                 uint64_t usec;
         } cases[] = {
-                {"0", 0, 0},
-                {"+0", 0, 0},
-                {"0s", 0, 0},
-                {"30s", 0, 30000000},
-                {"1h30m", 0, 5400000000ULL},
-                {"1m30s", 0, 90000000},
-                {"1.5s", 0, 1500000},
-                {".5s", 0, 500000},
-                {"1.s", 0, 1000000},
-                {"300ms", 0, 300000},
-                {"20m", 0, 1200000000ULL},
-                {"1h", 0, 3600000000ULL},
-                {"10us", 0, 10},
-                {"10\xc2\xb5s", 0, 10},
-                {"10\xce\xbcs", 0, 10},
-                {"1500ns", 0, 2},
-                {"1ns", 0, 1},
-                {"1h1h", 0, 7200000000ULL},
-                {"0.000000001h", 0, 4},
-                {"2562047h47m16.854775807s", 0, 9223372036854776ULL},
-                {"", -EINVAL, 0},
-                {"5", -EINVAL, 0},
-                {"-1s", -EINVAL, 0},
-                {"-0", -EINVAL, 0},
-                {"1x", -EINVAL, 0},
-                {"1 s", -EINVAL, 0},
-                {" 1s", -EINVAL, 0},
-                {"1s ", -EINVAL, 0},
-                {"s", -EINVAL, 0},
-                {".s", -EINVAL, 0},
-                {"1..5s", -EINVAL, 0},
-                {"1s5", -EINVAL, 0},
-                {"+", -EINVAL, 0},
-                {"++1s", -EINVAL, 0},
-                {"1S", -EINVAL, 0},
-                {"1sec", -EINVAL, 0},
-                {"00", -EINVAL, 0},
-                {"9223372036854775807ns", 0, 9223372036854776ULL},
-                {"9223372036854775808ns", -ERANGE, 0},
-                {"2562048h", -ERANGE, 0},
-                {"2562047h48m", -ERANGE, 0},
-                {"99999999999999999999999999s", -ERANGE, 0},
-                {"2562047h47m16.854775808s", -ERANGE, 0},
+            {"0", 0, 0},
+            {"+0", 0, 0},
+            {"0s", 0, 0},
+            {"30s", 0, 30000000},
+            {"1h30m", 0, 5400000000ULL},
+            {"1m30s", 0, 90000000},
+            {"1.5s", 0, 1500000},
+            {".5s", 0, 500000},
+            {"1.s", 0, 1000000},
+            {"300ms", 0, 300000},
+            {"20m", 0, 1200000000ULL},
+            {"1h", 0, 3600000000ULL},
+            {"10us", 0, 10},
+            {"10\xc2\xb5s", 0, 10},
+            {"10\xce\xbcs", 0, 10},
+            {"1500ns", 0, 2},
+            {"1ns", 0, 1},
+            {"1h1h", 0, 7200000000ULL},
+            {"0.000000001h", 0, 4},
+            {"2562047h47m16.854775807s", 0, 9223372036854776ULL},
+            {"", -EINVAL, 0},
+            {"5", -EINVAL, 0},
+            {"-1s", -EINVAL, 0},
+            {"-0", -EINVAL, 0},
+            {"1x", -EINVAL, 0},
+            {"1 s", -EINVAL, 0},
+            {" 1s", -EINVAL, 0},
+            {"1s ", -EINVAL, 0},
+            {"s", -EINVAL, 0},
+            {".s", -EINVAL, 0},
+            {"1..5s", -EINVAL, 0},
+            {"1s5", -EINVAL, 0},
+            {"+", -EINVAL, 0},
+            {"++1s", -EINVAL, 0},
+            {"1S", -EINVAL, 0},
+            {"1sec", -EINVAL, 0},
+            {"00", -EINVAL, 0},
+            {"9223372036854775807ns", 0, 9223372036854776ULL},
+            {"9223372036854775808ns", -ERANGE, 0},
+            {"2562048h", -ERANGE, 0},
+            {"2562047h48m", -ERANGE, 0},
+            {"99999999999999999999999999s", -ERANGE, 0},
+            {"2562047h47m16.854775808s", -ERANGE, 0},
         };
         for (size_t i = 0; i < AO_ARRAY_SIZE(cases); i++) {
                 uint64_t v = 12345;
@@ -552,9 +577,12 @@ static void test_duration(void)
 
 static void test_bool(void)
 {
-        static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True", "yes", "YES", "Yes", "on", "ON", "On"};
-        static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False", "no", "NO", "No", "off", "OFF", "Off"};
-        static const char *const bad[] = {"", "tRUE", "truee", " true", "true ", "2", "y", "n", "01", "nope", "enable"};
+        static const char *const yes[] = {"1",   "t",   "T",   "TRUE", "true", "True",
+                                          "yes", "YES", "Yes", "on",   "ON",   "On"};
+        static const char *const no[] = {"0",  "f",  "F",  "FALSE", "false", "False",
+                                         "no", "NO", "No", "off",   "OFF",   "Off"};
+        static const char *const bad[] = {"",  "tRUE", "truee", " true", "true ", "2",
+                                          "y", "n",    "01",    "nope",  "enable"};
         bool v;
 
         for (size_t i = 0; i < AO_ARRAY_SIZE(yes); i++) {
@@ -578,13 +606,17 @@ static void test_numbers(void)
 
         tap_ok(ao_parse_int64("0", 0, 10, &i) == 0 && i == 0, "int 0");
         tap_ok(ao_parse_int64("+7", 0, 10, &i) == 0 && i == 7, "int +7");
-        tap_ok(ao_parse_int64("-9223372036854775808", INT64_MIN, INT64_MAX, &i) == 0 && i == INT64_MIN, "int min");
-        tap_ok(ao_parse_int64("9223372036854775807", INT64_MIN, INT64_MAX, &i) == 0 && i == INT64_MAX, "int max");
+        tap_ok(ao_parse_int64("-9223372036854775808", INT64_MIN, INT64_MAX, &i) == 0 && i == INT64_MIN,
+               "int min");
+        tap_ok(ao_parse_int64("9223372036854775807", INT64_MIN, INT64_MAX, &i) == 0 && i == INT64_MAX,
+               "int max");
         i = 42;
         tap_is_int(ao_parse_int64("9223372036854775808", INT64_MIN, INT64_MAX, &i), -ERANGE, "int overflow");
-        tap_is_int(ao_parse_int64("-9223372036854775809", INT64_MIN, INT64_MAX, &i), -ERANGE, "int underflow");
+        tap_is_int(ao_parse_int64("-9223372036854775809", INT64_MIN, INT64_MAX, &i), -ERANGE,
+                   "int underflow");
         tap_is_int(ao_parse_int64("99999999999999999999999", INT64_MIN, INT64_MAX, &i), -ERANGE, "int huge");
-        tap_is_int(ao_parse_int64("99999999999999999999999x", INT64_MIN, INT64_MAX, &i), -EINVAL, "int huge junk");
+        tap_is_int(ao_parse_int64("99999999999999999999999x", INT64_MIN, INT64_MAX, &i), -EINVAL,
+                   "int huge junk");
         tap_is_int(ao_parse_int64("11", 0, 10, &i), -ERANGE, "int above range");
         tap_is_int(ao_parse_int64("", 0, 10, &i), -EINVAL, "int empty");
         tap_is_int(ao_parse_int64(" 1", 0, 10, &i), -EINVAL, "int leading blank");
@@ -614,36 +646,36 @@ static void test_numbers(void)
 static void test_names(void)
 {
         static const char *const good_labels[] = {
-                "",
-                "heritage=addon-operator",
-                "a=b,c=d",
-                "heritage=my-app, scope=extra",
-                "example.com/name=v",
-                "app.kubernetes.io/managed-by=Helm",
-                "k=",
-                "a.b_c-d=E.f_g-9",
+            "",
+            "heritage=addon-operator",
+            "a=b,c=d",
+            "heritage=my-app, scope=extra",
+            "example.com/name=v",
+            "app.kubernetes.io/managed-by=Helm",
+            "k=",
+            "a.b_c-d=E.f_g-9",
         };
         static const char *const bad_labels[] = {
-                "heritage",
-                "=v",
-                "a=b,",
-                ",a=b",
-                "a=b,,c=d",
-                "a==b",
-                "a!=b",
-                "a=b,a=c",
-                "-a=b",
-                "a-=b",
-                "a=-b",
-                "Example.com/a=b",
-                "a..b/c=d",
-                "/a=b",
-                "a/=b",
-                "a/b/c=d",
-                "a=b c",
-                "a b=c",
-                "0123456789012345678901234567890123456789012345678901234567890123=v",
-                "k=0123456789012345678901234567890123456789012345678901234567890123",
+            "heritage",
+            "=v",
+            "a=b,",
+            ",a=b",
+            "a=b,,c=d",
+            "a==b",
+            "a!=b",
+            "a=b,a=c",
+            "-a=b",
+            "a-=b",
+            "a=-b",
+            "Example.com/a=b",
+            "a..b/c=d",
+            "/a=b",
+            "a/=b",
+            "a/b/c=d",
+            "a=b c",
+            "a b=c",
+            "0123456789012345678901234567890123456789012345678901234567890123=v",
+            "k=0123456789012345678901234567890123456789012345678901234567890123",
         };
         static const char *const good_prefixes[] = {"", "addon_operator_", ":x", "_", "a1", "Ab:C_9"};
         static const char *const bad_prefixes[] = {"1a", "a-b", "a b", "a.b", "\xc3\xa9"};
@@ -651,11 +683,14 @@ static void test_names(void)
         for (size_t i = 0; i < AO_ARRAY_SIZE(good_labels); i++)
                 tap_is_int(ao_parse_label_list(good_labels[i]), 0, "labels '%s' accepted", good_labels[i]);
         for (size_t i = 0; i < AO_ARRAY_SIZE(bad_labels); i++)
-                tap_is_int(ao_parse_label_list(bad_labels[i]), -EINVAL, "labels '%s' rejected", bad_labels[i]);
+                tap_is_int(ao_parse_label_list(bad_labels[i]), -EINVAL, "labels '%s' rejected",
+                           bad_labels[i]);
         for (size_t i = 0; i < AO_ARRAY_SIZE(good_prefixes); i++)
-                tap_is_int(ao_parse_metric_prefix(good_prefixes[i]), 0, "prefix '%s' accepted", good_prefixes[i]);
+                tap_is_int(ao_parse_metric_prefix(good_prefixes[i]), 0, "prefix '%s' accepted",
+                           good_prefixes[i]);
         for (size_t i = 0; i < AO_ARRAY_SIZE(bad_prefixes); i++)
-                tap_is_int(ao_parse_metric_prefix(bad_prefixes[i]), -EINVAL, "prefix '%s' rejected", bad_prefixes[i]);
+                tap_is_int(ao_parse_metric_prefix(bad_prefixes[i]), -EINVAL, "prefix '%s' rejected",
+                           bad_prefixes[i]);
 
         enum ao_reactor_backend_choice c = AO_REACTOR_CHOICE_AUTO;
         tap_ok(ao_parse_reactor("io_uring", &c) == 0 && c == AO_REACTOR_CHOICE_IO_URING, "reactor io_uring");
@@ -697,7 +732,7 @@ static void test_help(void)
         tap_ok(strstr(text, "default: 9650") && strstr(text, "default: /var/run/addon-operator/debug.socket"),
                "help shows defaults");
         tap_ok(strstr(text, "Commands:") && strstr(text, "  start ") && strstr(text, "  version ") &&
-                       strstr(text, "  help "),
+                   strstr(text, "  help "),
                "help lists the commands");
         for (size_t s = 0; s < _AO_SETTING_SECTION_MAX; s++)
                 tap_ok(strstr(text, ao_setting_section_names[s]) != NULL, "help has section '%s'",
@@ -717,14 +752,16 @@ static void test_print_settings(void)
                 tap_bail("open_memstream");
         ao_cli_print_settings(&cli, f);
         fclose(f);
-        tap_ok(strstr(text, "--namespace='a\\nb'  (flag --namespace)\n") != NULL, "flag origin, escaped value");
+        tap_ok(strstr(text, "--namespace='a\\nb'  (flag --namespace)\n") != NULL,
+               "flag origin, escaped value");
         tap_ok(strstr(text, "--modules-dir='/m'  (env MODULES_DIR)\n") != NULL, "env origin");
         tap_ok(strstr(text, "--listen-port='9650'  (default)\n") != NULL, "default origin");
 
         enum ao_setting_origin origin;
-        tap_is_int(ao_cli_setting_origin(&cli, "--no-such-flag", &origin, NULL), -ENOENT, "origin of unknown flag");
+        tap_is_int(ao_cli_setting_origin(&cli, "--no-such-flag", &origin, NULL), -ENOENT,
+                   "origin of unknown flag");
         tap_ok(ao_cli_setting_origin(&cli, "prometheus-listen-port", &origin, NULL) == 0 &&
-                       origin == AO_SETTING_DEFAULT,
+                   origin == AO_SETTING_DEFAULT,
                "origin by alias");
         free(text);
         ao_cli_done(&cli);

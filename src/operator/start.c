@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "ao/operator.h"
+
+#include <sys/resource.h>
+
+#include "ao-build-config.h"
+#include "ao/log.h"
+#include "ao/reactor.h"
+#include "ao/shutdown.h"
+
+/* Everything the running operator owns; torn down in reverse order. */
+struct operator {
+        const struct ao_settings *settings; /* borrowed from the caller */
+        struct ao_reactor *reactor;
+        struct ao_shutdown *shutdown;
+        struct ao_source *log_wakeup;   /* the log backlog became non-empty (any thread) */
+        struct ao_source *log_writable; /* the log output can take more */
+};
+
+static int setup_logging(const struct ao_cli *cli)
+{
+        const struct ao_settings *s = &cli->settings;
+        struct ao_log_options options = {
+                .format = s->log_format,
+                .level = s->log_level,
+                .no_time = s->log_no_time,
+                .fd = -1,
+        };
+        int k = ao_log_setup(&options);
+        if (k < 0)
+                return k;
+        for (size_t i = 0; i < cli->n_notices; i++)
+                ao_log(cli->notices[i].level, "%s", cli->notices[i].text);
+        return 0;
+}
+
+/* The operator holds a socket per watch and a pidfd per child: lift the soft fd limit to the hard one. */
+static void raise_fd_limit(void)
+{
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                ao_log_errno(AO_LOG_DEBUG, -errno, "raising RLIMIT_NOFILE failed, ignoring");
+}
+
+static enum ao_reactor_backend reactor_backend_of(enum ao_reactor_backend_choice choice)
+{
+        switch (choice) {
+        case AO_REACTOR_CHOICE_IO_URING:
+                return AO_REACTOR_BACKEND_IO_URING;
+        case AO_REACTOR_CHOICE_EPOLL:
+                return AO_REACTOR_BACKEND_EPOLL;
+        default:
+                return AO_REACTOR_BACKEND_AUTO;
+        }
+}
+
+static int create_reactor(struct operator *op)
+{
+        struct ao_error err = {0};
+        int k = ao_reactor_new(reactor_backend_of(op->settings->reactor), &op->reactor, &err);
+        if (k < 0) {
+                ao_log(AO_LOG_ERROR, "event loop: %s", err.msg);
+                return k;
+        }
+        const char *reason = ao_reactor_fallback_reason(op->reactor);
+        if (reason)
+                ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"backend", ao_reactor_backend_name(op->reactor)}),
+                            "event loop: using epoll, io_uring is unavailable: %s", reason);
+        else
+                ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"backend", ao_reactor_backend_name(op->reactor)}),
+                            "event loop: using %s", ao_reactor_backend_name(op->reactor));
+        return 0;
+}
+
+/*
+ * Log output that could not be written at once waits in the logger's
+ * backlog. Watch the output for writability only while there is a backlog:
+ * a wake-up (logging may happen on any thread) enables the watch, and the
+ * watch turns itself off once the backlog is gone.
+ */
+static int on_log_writable(struct ao_source *s, int fd, uint32_t revents, void *userdata)
+{
+        if (ao_log_flush() == 0)
+                (void) ao_source_set_enabled(s, AO_SOURCE_OFF);
+        return 0;
+}
+
+static int on_log_backlog(struct ao_source *s, void *userdata)
+{
+        struct operator *op = userdata;
+        if (ao_log_backlog_bytes() > 0)
+                (void) ao_source_set_enabled(op->log_writable, AO_SOURCE_ON);
+        return 0;
+}
+
+static void notify_log_backlog(void *userdata)
+{
+        ao_source_wakeup(userdata);
+}
+
+static int watch_log_backlog(struct operator *op)
+{
+        int k = ao_reactor_add_io(op->reactor, &op->log_writable, ao_log_fd(), AO_IO_OUT, on_log_writable, op);
+        if (k == -EPERM)
+                return 0; /* epoll refuses regular files: they never make a writer wait, so no backlog */
+        if (k < 0)
+                return k;
+        k = ao_reactor_add_wakeup(op->reactor, &op->log_wakeup, on_log_backlog, op);
+        if (k < 0)
+                return k;
+        (void) ao_source_set_enabled(op->log_writable, AO_SOURCE_OFF);
+        ao_log_set_backlog_notify(notify_log_backlog, op->log_wakeup);
+        return 0;
+}
+
+static void log_start_banner(const struct ao_settings *s)
+{
+        ao_log_with(AO_LOG_INFO,
+                    AO_LOG_FIELDS({"version", AO_VERSION}, {"modules_dir", s->modules_dir_raw},
+                                  {"global_hooks_dir", s->global_hooks_dir}, {"namespace", s->namespace_},
+                                  {"config_map", s->config_map}),
+                    "addon-operator starting");
+        ao_log(AO_LOG_INFO, "no module lifecycle in this build yet: the operator idles until it is stopped");
+}
+
+static void operator_done(struct operator *op)
+{
+        ao_log_set_backlog_notify(NULL, NULL);
+        op->shutdown = ao_shutdown_free(op->shutdown);
+        op->log_wakeup = ao_source_free(op->log_wakeup);
+        op->log_writable = ao_source_free(op->log_writable);
+        op->reactor = ao_reactor_free(op->reactor);
+}
+
+int ao_operator_run(const struct ao_cli *cli)
+{
+        struct operator op = {.settings = &cli->settings};
+        if (setup_logging(cli) < 0)
+                return 1;
+        log_start_banner(op.settings);
+        raise_fd_limit();
+
+        int code = 1;
+        if (create_reactor(&op) < 0)
+                goto out;
+        int k = watch_log_backlog(&op);
+        if (k < 0) {
+                ao_log_errno(AO_LOG_ERROR, k, "event loop: watching the log output failed");
+                goto out;
+        }
+        k = ao_shutdown_new(op.reactor, op.settings->shutdown_timeout_usec, &op.shutdown);
+        if (k < 0) {
+                ao_log_errno(AO_LOG_ERROR, k, "event loop: installing signal handling failed");
+                goto out;
+        }
+
+        code = ao_reactor_run(op.reactor);
+        if (code < 0) {
+                ao_log_errno(AO_LOG_ERROR, code, "event loop failed");
+                code = 1;
+        }
+        ao_log(AO_LOG_INFO, "addon-operator stopped (exit code %d)", code);
+out:
+        operator_done(&op);
+        ao_log_shutdown(AO_USEC_PER_SEC);
+        return code;
+}
