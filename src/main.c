@@ -51,9 +51,9 @@ static int cmd_help(const struct ao_cli *cli)
 }
 
 static const struct command commands[] = {
-        {{"start", NULL}, "run the operator (the default)", ao_operator_run},
-        {{"version", NULL}, "print the version and the libraries in use", cmd_version},
-        {{"help", NULL}, "print this help", cmd_help},
+    {{"start", NULL}, "run the operator (the default)", ao_operator_run},
+    {{"version", NULL}, "print the version and the libraries in use", cmd_version},
+    {{"help", NULL}, "print this help", cmd_help},
 };
 
 /* The command whose words are a prefix of @words and equal in count to what it needs. */

@@ -33,28 +33,28 @@ __attribute__((format(printf, 2, 3))) static inline bool tap_ok(bool cond, const
         return cond;
 }
 
-#define tap_is_int(got, want, ...)                                                                           \
-        do {                                                                                                 \
-                long long got_ = (long long) (got), want_ = (long long) (want);                              \
-                if (!tap_ok(got_ == want_, __VA_ARGS__))                                                     \
-                        printf("#   got %lld, want %lld (%s:%d)\n", got_, want_, __FILE__, __LINE__);        \
+#define tap_is_int(got, want, ...)                                                                    \
+        do {                                                                                          \
+                long long got_ = (long long) (got), want_ = (long long) (want);                       \
+                if (!tap_ok(got_ == want_, __VA_ARGS__))                                              \
+                        printf("#   got %lld, want %lld (%s:%d)\n", got_, want_, __FILE__, __LINE__); \
         } while (0)
 
-#define tap_is_str(got, want, ...)                                                                           \
-        do {                                                                                                 \
-                const char *got_ = (got), *want_ = (want);                                                   \
-                bool same_ = got_ && want_ ? strcmp(got_, want_) == 0 : got_ == want_;                       \
-                if (!tap_ok(same_, __VA_ARGS__))                                                             \
-                        printf("#   got  '%s'\n#   want '%s' (%s:%d)\n", got_ ? got_ : "(null)",             \
-                               want_ ? want_ : "(null)", __FILE__, __LINE__);                                \
+#define tap_is_str(got, want, ...)                                                               \
+        do {                                                                                     \
+                const char *got_ = (got), *want_ = (want);                                       \
+                bool same_ = got_ && want_ ? strcmp(got_, want_) == 0 : got_ == want_;           \
+                if (!tap_ok(same_, __VA_ARGS__))                                                 \
+                        printf("#   got  '%s'\n#   want '%s' (%s:%d)\n", got_ ? got_ : "(null)", \
+                               want_ ? want_ : "(null)", __FILE__, __LINE__);                    \
         } while (0)
 
 /* Print a diagnostic line (ignored by TAP consumers). */
-#define tap_diag(...)                                                                                        \
-        do {                                                                                                 \
-                printf("# ");                                                                                \
-                printf(__VA_ARGS__);                                                                         \
-                printf("\n");                                                                                \
+#define tap_diag(...)                \
+        do {                         \
+                printf("# ");        \
+                printf(__VA_ARGS__); \
+                printf("\n");        \
         } while (0)
 
 __attribute__((noreturn)) static inline void tap_skip_all(const char *reason)

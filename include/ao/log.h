@@ -97,7 +97,7 @@ void ao_log_full(enum ao_log_level level, const struct ao_log_field *fields, siz
  *   ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"path", p}), "loaded %zu hooks", n);
  */
 #define AO_LOG_FIELDS(...) ((const struct ao_log_field[]){__VA_ARGS__})
-#define ao_log_with(level, fields, ...)                                                                      \
+#define ao_log_with(level, fields, ...) \
         ao_log_full((level), (fields), sizeof(fields) / sizeof(struct ao_log_field), __VA_ARGS__)
 
 /**

@@ -30,17 +30,17 @@
 #define AO_USEC_INFINITY UINT64_MAX
 
 /* Hand a pointer (or fd) out of a _cleanup_ scope: returns it and clears the variable. */
-#define TAKE_PTR(p)                                                                                          \
-        ({                                                                                                   \
-                __typeof__(p) _taken_ = (p);                                                                 \
-                (p) = NULL;                                                                                  \
-                _taken_;                                                                                     \
+#define TAKE_PTR(p)                          \
+        ({                                   \
+                __typeof__(p) _taken_ = (p); \
+                (p) = NULL;                  \
+                _taken_;                     \
         })
-#define TAKE_FD(fd)                                                                                          \
-        ({                                                                                                   \
-                int _taken_fd_ = (fd);                                                                       \
-                (fd) = -EBADF;                                                                               \
-                _taken_fd_;                                                                                  \
+#define TAKE_FD(fd)                    \
+        ({                             \
+                int _taken_fd_ = (fd); \
+                (fd) = -EBADF;         \
+                _taken_fd_;            \
         })
 
 static inline void ao_freep(void *p)

@@ -73,7 +73,8 @@ typedef int ao_signal_handler(struct ao_source *s, const struct signalfd_siginfo
  * usage. If another waiter reaped the child first, si_signo is 0 and @ru is
  * all zero.
  */
-typedef int ao_child_handler(struct ao_source *s, const siginfo_t *si, const struct rusage *ru, void *userdata);
+typedef int ao_child_handler(struct ao_source *s, const siginfo_t *si, const struct rusage *ru,
+                             void *userdata);
 /** Used by defer, post and wakeup sources. */
 typedef int ao_plain_handler(struct ao_source *s, void *userdata);
 
@@ -105,8 +106,8 @@ int ao_reactor_add_io(struct ao_reactor *r, struct ao_source **ret_source, int f
                       ao_io_handler *cb, void *userdata);
 
 /** A timer firing at the absolute CLOCK_MONOTONIC time @usec (0 = as soon as possible). ONESHOT. */
-int ao_reactor_add_time(struct ao_reactor *r, struct ao_source **ret_source, uint64_t usec, ao_time_handler *cb,
-                        void *userdata);
+int ao_reactor_add_time(struct ao_reactor *r, struct ao_source **ret_source, uint64_t usec,
+                        ao_time_handler *cb, void *userdata);
 /** A timer firing @usec from now. ONESHOT. */
 int ao_reactor_add_time_relative(struct ao_reactor *r, struct ao_source **ret_source, uint64_t usec,
                                  ao_time_handler *cb, void *userdata);

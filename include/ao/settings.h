@@ -33,45 +33,45 @@ enum ao_reactor_backend_choice {
 /** Every parsed setting. Strings are owned by the struct (freed by ao_settings_done()). */
 struct ao_settings {
         /* layout */
-        char *global_hooks_dir;  /* "global-hooks" */
-        char **modules_dirs;     /* MODULES_DIR split on ':', empty parts dropped; NULL-terminated */
-        char *modules_dir_raw;   /* the unsplit value, for logs */
+        char *global_hooks_dir;           /* "global-hooks" */
+        char **modules_dirs;              /* MODULES_DIR split on ':', empty parts dropped; NULL-terminated */
+        char *modules_dir_raw;            /* the unsplit value, for logs */
         int64_t unnumbered_modules_order; /* 1 */
-        char *tmp_dir;           /* "/tmp/addon-operator" */
+        char *tmp_dir;                    /* "/tmp/addon-operator" */
         bool strict_check_values_mode;
 
         /* identity and config store */
-        char *namespace_;        /* "" */
-        char *config_map;        /* "addon-operator" */
-        bool ha;                 /* ADDON_OPERATOR_HA */
-        char *pod_name;          /* ADDON_OPERATOR_POD */
+        char *namespace_; /* "" */
+        char *config_map; /* "addon-operator" */
+        bool ha;          /* ADDON_OPERATOR_HA */
+        char *pod_name;   /* ADDON_OPERATOR_POD */
 
         /* http */
-        char *listen_address;    /* "0.0.0.0" */
-        uint16_t listen_port;    /* 9650; 0 asks the kernel for a free port */
-        char *metrics_prefix;    /* "addon_operator_" */
+        char *listen_address; /* "0.0.0.0" */
+        uint16_t listen_port; /* 9650; 0 asks the kernel for a free port */
+        char *metrics_prefix; /* "addon_operator_" */
 
         /* CRDs */
-        char *crd_extra_labels;  /* "heritage=addon-operator" */
+        char *crd_extra_labels;     /* "heritage=addon-operator" */
         char **crd_filter_prefixes; /* "doc-,_" split on ','; NULL-terminated */
 
         /* kubernetes client */
         char *kube_config;
         char *kube_context;
         char *kube_server;
-        double kube_client_qps;  /* 5 */
-        int64_t kube_client_burst; /* 10 */
-        double object_patcher_qps;  /* 5 */
-        int64_t object_patcher_burst; /* 10 */
+        double kube_client_qps;               /* 5 */
+        int64_t kube_client_burst;            /* 10 */
+        double object_patcher_qps;            /* 5 */
+        int64_t object_patcher_burst;         /* 10 */
         uint64_t object_patcher_timeout_usec; /* 10s */
 
         /* helm */
-        char *helm_bin_path;     /* "helm" */
-        bool helm3;              /* HELM3=yes forces helm 3 mode */
+        char *helm_bin_path; /* "helm" */
+        bool helm3;          /* HELM3=yes forces helm 3 mode */
         char *helm_ignore_release;
-        int64_t helm_history_max; /* 10 */
+        int64_t helm_history_max;   /* 10 */
         uint64_t helm_timeout_usec; /* 20m */
-        double helm_monitor_qps; /* 5 */
+        double helm_monitor_qps;    /* 5 */
         int64_t helm_monitor_burst; /* 10 */
 
         /* logging */
@@ -106,9 +106,10 @@ struct ao_settings_notice {
 /** Result of parsing the command line. Owned by the caller; release with ao_cli_done(). */
 struct ao_cli {
         struct ao_settings settings;
-        char **command;          /* positional words: "start" (default), "version", "queue", "list", ... NULL-terminated */
-        bool help;               /* --help / -h */
-        bool version;            /* --version */
+        char **
+            command; /* positional words: "start" (default), "version", "queue", "list", ... NULL-terminated */
+        bool help;   /* --help / -h */
+        bool version; /* --version */
         struct ao_settings_notice *notices;
         size_t n_notices;
         struct ao_cli_origin *_origins; /* private: where each setting came from; owned */

@@ -9,7 +9,8 @@
 #include "ao/shutdown.h"
 
 /* Everything the running operator owns; torn down in reverse order. */
-struct operator {
+struct operator
+{
         const struct ao_settings *settings; /* borrowed from the caller */
         struct ao_reactor *reactor;
         struct ao_shutdown *shutdown;
@@ -21,10 +22,10 @@ static int setup_logging(const struct ao_cli *cli)
 {
         const struct ao_settings *s = &cli->settings;
         struct ao_log_options options = {
-                .format = s->log_format,
-                .level = s->log_level,
-                .no_time = s->log_no_time,
-                .fd = -1,
+            .format = s->log_format,
+            .level = s->log_level,
+            .no_time = s->log_no_time,
+            .fd = -1,
         };
         int k = ao_log_setup(&options);
         if (k < 0)
@@ -57,7 +58,7 @@ static enum ao_reactor_backend reactor_backend_of(enum ao_reactor_backend_choice
         }
 }
 
-static int create_reactor(struct operator *op)
+static int create_reactor(struct operator* op)
 {
         struct ao_error err = {0};
         int k = ao_reactor_new(reactor_backend_of(op->settings->reactor), &op->reactor, &err);
@@ -90,7 +91,7 @@ static int on_log_writable(struct ao_source *s, int fd, uint32_t revents, void *
 
 static int on_log_backlog(struct ao_source *s, void *userdata)
 {
-        struct operator *op = userdata;
+        struct operator* op = userdata;
         if (ao_log_backlog_bytes() > 0)
                 (void) ao_source_set_enabled(op->log_writable, AO_SOURCE_ON);
         return 0;
@@ -101,9 +102,10 @@ static void notify_log_backlog(void *userdata)
         ao_source_wakeup(userdata);
 }
 
-static int watch_log_backlog(struct operator *op)
+static int watch_log_backlog(struct operator* op)
 {
-        int k = ao_reactor_add_io(op->reactor, &op->log_writable, ao_log_fd(), AO_IO_OUT, on_log_writable, op);
+        int k =
+            ao_reactor_add_io(op->reactor, &op->log_writable, ao_log_fd(), AO_IO_OUT, on_log_writable, op);
         if (k == -EPERM)
                 return 0; /* epoll refuses regular files: they never make a writer wait, so no backlog */
         if (k < 0)
@@ -126,7 +128,7 @@ static void log_start_banner(const struct ao_settings *s)
         ao_log(AO_LOG_INFO, "no module lifecycle in this build yet: the operator idles until it is stopped");
 }
 
-static void operator_done(struct operator *op)
+static void operator_done(struct operator* op)
 {
         ao_log_set_backlog_notify(NULL, NULL);
         op->shutdown = ao_shutdown_free(op->shutdown);

@@ -21,13 +21,15 @@ static int epoll_init(struct ao_reactor *r, struct ao_error *reterr)
 {
         int fd = epoll_create1(EPOLL_CLOEXEC);
         if (fd < 0)
-                return ao_error_set(reterr, ao_negative_errno(), "reactor: epoll_create1: %s", strerror(errno));
+                return ao_error_set(reterr, ao_negative_errno(), "reactor: epoll_create1: %s",
+                                    strerror(errno));
         /* Keep the loop's fd away from 0-2 even if the operator was started with stdio closed. */
         if (fd < 3) {
                 int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
                 (void) close(fd);
                 if (moved < 0)
-                        return ao_error_set(reterr, ao_negative_errno(), "reactor: fcntl: %s", strerror(errno));
+                        return ao_error_set(reterr, ao_negative_errno(), "reactor: fcntl: %s",
+                                            strerror(errno));
                 fd = moved;
         }
         struct epoll_backend *b = ao_xcalloc(1, sizeof(*b));
@@ -82,12 +84,14 @@ static int wait_events(struct epoll_backend *b, uint64_t timeout_usec, size_t ma
                 /* COMPAT(kernel < 5.11): no epoll_pwait2, millisecond timeouts it is. */
                 b->have_pwait2 = false;
         }
-        int ms = timeout_usec == AO_USEC_INFINITY ? -1
-                                                  : (int) AO_MIN((timeout_usec + 999) / 1000, (uint64_t) INT32_MAX);
+        int ms = timeout_usec == AO_USEC_INFINITY
+                     ? -1
+                     : (int) AO_MIN((timeout_usec + 999) / 1000, (uint64_t) INT32_MAX);
         return epoll_wait(b->epfd, b->events, (int) max, ms);
 }
 
-static int epoll_wait_events(struct ao_reactor *r, uint64_t timeout_usec, struct backend_event *events, size_t max)
+static int epoll_wait_events(struct ao_reactor *r, uint64_t timeout_usec, struct backend_event *events,
+                             size_t max)
 {
         struct epoll_backend *b = r->backend_data;
         max = AO_MIN(max, (size_t) REACTOR_EVENTS_MAX);
@@ -95,16 +99,17 @@ static int epoll_wait_events(struct ao_reactor *r, uint64_t timeout_usec, struct
         if (n < 0)
                 return ao_negative_errno();
         for (int i = 0; i < n; i++)
-                events[i] = (struct backend_event){.token = b->events[i].data.u64, .revents = b->events[i].events};
+                events[i] =
+                    (struct backend_event){.token = b->events[i].data.u64, .revents = b->events[i].events};
         return n;
 }
 
 const struct backend_ops ao_reactor_epoll_ops = {
-        .name = "epoll",
-        .init = epoll_init,
-        .done = epoll_done,
-        .watch = epoll_watch,
-        .modify = epoll_modify,
-        .unwatch = epoll_unwatch,
-        .wait = epoll_wait_events,
+    .name = "epoll",
+    .init = epoll_init,
+    .done = epoll_done,
+    .watch = epoll_watch,
+    .modify = epoll_modify,
+    .unwatch = epoll_unwatch,
+    .wait = epoll_wait_events,
 };

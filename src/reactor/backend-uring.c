@@ -69,7 +69,8 @@ static int check_kernel_features(struct io_uring *ring, unsigned features, struc
         if (!(features & IORING_FEAT_NODROP))
                 return ao_error_set(reterr, -EOPNOTSUPP, "io_uring lacks IORING_FEAT_NODROP (kernel < 5.5)");
         if (!(features & IORING_FEAT_EXT_ARG))
-                return ao_error_set(reterr, -EOPNOTSUPP, "io_uring lacks IORING_FEAT_EXT_ARG (kernel < 5.11)");
+                return ao_error_set(reterr, -EOPNOTSUPP,
+                                    "io_uring lacks IORING_FEAT_EXT_ARG (kernel < 5.11)");
 
         struct io_uring_probe *probe = io_uring_get_probe_ring(ring);
         if (!probe)
@@ -173,10 +174,11 @@ static int uring_wait(struct ao_reactor *r, uint64_t timeout_usec, struct backen
 {
         struct uring_backend *b = r->backend_data;
         struct __kernel_timespec ts = {.tv_sec = (long long) (timeout_usec / AO_USEC_PER_SEC),
-                                       .tv_nsec = (long long) (timeout_usec % AO_USEC_PER_SEC * AO_NSEC_PER_USEC)};
+                                       .tv_nsec =
+                                           (long long) (timeout_usec % AO_USEC_PER_SEC * AO_NSEC_PER_USEC)};
         struct io_uring_cqe *cqe;
-        int k = io_uring_submit_and_wait_timeout(&b->ring, &cqe, 1, timeout_usec == AO_USEC_INFINITY ? NULL : &ts,
-                                                 NULL);
+        int k = io_uring_submit_and_wait_timeout(&b->ring, &cqe, 1,
+                                                 timeout_usec == AO_USEC_INFINITY ? NULL : &ts, NULL);
         if (k == -ETIME)
                 return 0;
         if (k < 0 && k != -EINTR)
@@ -206,11 +208,11 @@ static int uring_wait(struct ao_reactor *r, uint64_t timeout_usec, struct backen
 }
 
 const struct backend_ops ao_reactor_uring_ops = {
-        .name = "io_uring",
-        .init = uring_init,
-        .done = uring_done,
-        .watch = uring_watch,
-        .modify = uring_modify,
-        .unwatch = uring_unwatch,
-        .wait = uring_wait,
+    .name = "io_uring",
+    .init = uring_init,
+    .done = uring_done,
+    .watch = uring_watch,
+    .modify = uring_modify,
+    .unwatch = uring_unwatch,
+    .wait = uring_wait,
 };

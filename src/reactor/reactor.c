@@ -19,9 +19,9 @@
 #define SLOT_NONE UINT32_MAX
 
 static const char *const backend_names[_AO_REACTOR_BACKEND_MAX] = {
-        [AO_REACTOR_BACKEND_AUTO] = "auto",
-        [AO_REACTOR_BACKEND_IO_URING] = "io_uring",
-        [AO_REACTOR_BACKEND_EPOLL] = "epoll",
+    [AO_REACTOR_BACKEND_AUTO] = "auto",
+    [AO_REACTOR_BACKEND_IO_URING] = "io_uring",
+    [AO_REACTOR_BACKEND_EPOLL] = "epoll",
 };
 
 enum ao_reactor_backend ao_reactor_backend_from_string(const char *s)
@@ -45,24 +45,24 @@ const char *ao_reactor_backend_to_string(enum ao_reactor_backend b)
 
 /* --- lists ----------------------------------------------------------------- */
 
-#define LIST_PREPEND(head, node, field)                                                                      \
-        do {                                                                                                 \
-                (node)->field.prev = NULL;                                                                   \
-                (node)->field.next = (head);                                                                 \
-                if (head)                                                                                    \
-                        (head)->field.prev = (node);                                                         \
-                (head) = (node);                                                                             \
+#define LIST_PREPEND(head, node, field)              \
+        do {                                         \
+                (node)->field.prev = NULL;           \
+                (node)->field.next = (head);         \
+                if (head)                            \
+                        (head)->field.prev = (node); \
+                (head) = (node);                     \
         } while (0)
 
-#define LIST_REMOVE(head, node, field)                                                                       \
-        do {                                                                                                 \
-                if ((node)->field.prev)                                                                      \
-                        (node)->field.prev->field.next = (node)->field.next;                                 \
-                else                                                                                         \
-                        (head) = (node)->field.next;                                                         \
-                if ((node)->field.next)                                                                      \
-                        (node)->field.next->field.prev = (node)->field.prev;                                 \
-                (node)->field.prev = (node)->field.next = NULL;                                              \
+#define LIST_REMOVE(head, node, field)                                       \
+        do {                                                                 \
+                if ((node)->field.prev)                                      \
+                        (node)->field.prev->field.next = (node)->field.next; \
+                else                                                         \
+                        (head) = (node)->field.next;                         \
+                if ((node)->field.next)                                      \
+                        (node)->field.next->field.prev = (node)->field.prev; \
+                (node)->field.prev = (node)->field.next = NULL;              \
         } while (0)
 
 static struct ao_source **pending_list(struct ao_reactor *r, struct ao_source *s)
@@ -176,8 +176,8 @@ static int timerfd_sync(struct ao_reactor *r)
 
         /* A zero it_value disarms; deadlines are clamped to >= 1 µs above, so 0 only means "none". */
         struct itimerspec its = {
-                .it_value = {.tv_sec = (time_t) (want / AO_USEC_PER_SEC),
-                             .tv_nsec = (long) (want % AO_USEC_PER_SEC * AO_NSEC_PER_USEC)},
+            .it_value = {.tv_sec = (time_t) (want / AO_USEC_PER_SEC),
+                         .tv_nsec = (long) (want % AO_USEC_PER_SEC * AO_NSEC_PER_USEC)},
         };
         if (timerfd_settime(r->timerfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
                 return ao_negative_errno();
@@ -330,8 +330,8 @@ int ao_reactor_add_io(struct ao_reactor *r, struct ao_source **ret_source, int f
         return source_publish(s, ret_source);
 }
 
-int ao_reactor_add_time(struct ao_reactor *r, struct ao_source **ret_source, uint64_t usec, ao_time_handler *cb,
-                        void *userdata)
+int ao_reactor_add_time(struct ao_reactor *r, struct ao_source **ret_source, uint64_t usec,
+                        ao_time_handler *cb, void *userdata)
 {
         if (!cb)
                 return -EINVAL;
@@ -465,7 +465,8 @@ void ao_source_wakeup(struct ao_source *s)
 
 static bool has_kernel_watch(const struct ao_source *s)
 {
-        return s->type == SOURCE_IO || s->type == SOURCE_WAKEUP || (s->type == SOURCE_CHILD && !s->child.exited);
+        return s->type == SOURCE_IO || s->type == SOURCE_WAKEUP ||
+               (s->type == SOURCE_CHILD && !s->child.exited);
 }
 
 static int watch_fd_of(const struct ao_source *s, uint32_t *ret_events)
@@ -735,10 +736,15 @@ bool ao_reactor_exiting(const struct ao_reactor *r)
 static const char *source_type_name(const struct ao_source *s)
 {
         static const char *const names[] = {
-                [SOURCE_IO] = "io",         [SOURCE_TIME] = "time",     [SOURCE_SIGNAL] = "signal",
-                [SOURCE_CHILD] = "child",   [SOURCE_DEFER] = "defer",   [SOURCE_POST] = "post",
-                [SOURCE_WAKEUP] = "wakeup", [SOURCE_INTERNAL_TIMERFD] = "timerfd",
-                [SOURCE_INTERNAL_SIGNALFD] = "signalfd",
+            [SOURCE_IO] = "io",
+            [SOURCE_TIME] = "time",
+            [SOURCE_SIGNAL] = "signal",
+            [SOURCE_CHILD] = "child",
+            [SOURCE_DEFER] = "defer",
+            [SOURCE_POST] = "post",
+            [SOURCE_WAKEUP] = "wakeup",
+            [SOURCE_INTERNAL_TIMERFD] = "timerfd",
+            [SOURCE_INTERNAL_SIGNALFD] = "signalfd",
         };
         return names[s->type];
 }

@@ -44,10 +44,10 @@ struct logger {
 };
 
 static struct logger logger = {
-        .lock = PTHREAD_MUTEX_INITIALIZER,
-        .format = AO_LOG_FORMAT_TEXT,
-        .fd = -1,
-        .backlog_max = LOG_BACKLOG_DEFAULT,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .format = AO_LOG_FORMAT_TEXT,
+    .fd = -1,
+    .backlog_max = LOG_BACKLOG_DEFAULT,
 };
 
 /* Read without the lock: a stale level only means one line more or less. */
@@ -56,16 +56,16 @@ static _Atomic int current_level = AO_LOG_INFO;
 static _Thread_local const struct ao_log_context *thread_context;
 
 static const char *const level_names[_AO_LOG_LEVEL_MAX] = {
-        [AO_LOG_DEBUG] = "debug",
-        [AO_LOG_INFO] = "info",
-        [AO_LOG_WARN] = "warn",
-        [AO_LOG_ERROR] = "error",
+    [AO_LOG_DEBUG] = "debug",
+    [AO_LOG_INFO] = "info",
+    [AO_LOG_WARN] = "warn",
+    [AO_LOG_ERROR] = "error",
 };
 
 static const char *const format_names[_AO_LOG_FORMAT_MAX] = {
-        [AO_LOG_FORMAT_JSON] = "json",
-        [AO_LOG_FORMAT_TEXT] = "text",
-        [AO_LOG_FORMAT_COLOR] = "color",
+    [AO_LOG_FORMAT_JSON] = "json",
+    [AO_LOG_FORMAT_TEXT] = "text",
+    [AO_LOG_FORMAT_COLOR] = "color",
 };
 
 enum ao_log_level ao_log_level_from_string(const char *s)
@@ -234,7 +234,11 @@ static void append_text_value(struct ao_strbuf *sb, const char *value)
                 ao_strbuf_append(sb, value);
 }
 
-enum field_style { FIELD_JSON, FIELD_TEXT, FIELD_COLOR };
+enum field_style {
+        FIELD_JSON,
+        FIELD_TEXT,
+        FIELD_COLOR
+};
 
 static void append_field(struct ao_strbuf *sb, enum field_style style, const char *key, const char *value)
 {
@@ -270,8 +274,8 @@ static void append_fields(struct ao_strbuf *sb, enum field_style style, const st
         const struct ao_log_context *ctx = thread_context;
         if (ctx) {
                 const struct ao_log_field from_ctx[] = {
-                        {"module", ctx->module}, {"hook", ctx->hook}, {"binding", ctx->binding},
-                        {"queue", ctx->queue},   {"task", ctx->task},
+                    {"module", ctx->module}, {"hook", ctx->hook}, {"binding", ctx->binding},
+                    {"queue", ctx->queue},   {"task", ctx->task},
                 };
                 for (size_t i = 0; i < AO_ARRAY_SIZE(from_ctx); i++)
                         if (from_ctx[i].value && !field_overridden(fields, n_fields, from_ctx[i].key))
@@ -314,9 +318,9 @@ static void format_color(struct ao_strbuf *sb, enum ao_log_level level, const ch
                          const struct ao_log_field *fields, size_t n_fields, bool no_time)
 {
         static const char *const colors[_AO_LOG_LEVEL_MAX] = {
-                [AO_LOG_DEBUG] = "37", [AO_LOG_INFO] = "36", [AO_LOG_WARN] = "33", [AO_LOG_ERROR] = "31"};
+            [AO_LOG_DEBUG] = "37", [AO_LOG_INFO] = "36", [AO_LOG_WARN] = "33", [AO_LOG_ERROR] = "31"};
         static const char *const tags[_AO_LOG_LEVEL_MAX] = {
-                [AO_LOG_DEBUG] = "DEBU", [AO_LOG_INFO] = "INFO", [AO_LOG_WARN] = "WARN", [AO_LOG_ERROR] = "ERRO"};
+            [AO_LOG_DEBUG] = "DEBU", [AO_LOG_INFO] = "INFO", [AO_LOG_WARN] = "WARN", [AO_LOG_ERROR] = "ERRO"};
 
         ao_strbuf_appendf(sb, "\x1b[%sm%s\x1b[0m", colors[level], tags[level]);
         if (!no_time) {
@@ -337,7 +341,7 @@ static ssize_t output_write(const char *p, size_t n)
         int fd = logger.fd >= 0 ? logger.fd : STDERR_FILENO;
         for (;;) {
                 ssize_t k = logger.kind == OUTPUT_SOCKET ? send(fd, p, n, MSG_DONTWAIT | MSG_NOSIGNAL)
-                                                          : write(fd, p, n);
+                                                         : write(fd, p, n);
                 if (k >= 0 || errno != EINTR)
                         return k;
         }
@@ -429,7 +433,8 @@ static void report_drops_locked(void)
         if (logger.backlog_len != 0 || logger.dropped == logger.dropped_reported)
                 return;
         char msg[128];
-        (void) snprintf(msg, sizeof(msg), "%llu log lines were dropped because the log output was not writable",
+        (void) snprintf(msg, sizeof(msg),
+                        "%llu log lines were dropped because the log output was not writable",
                         (unsigned long long) (logger.dropped - logger.dropped_reported));
         logger.dropped_reported = logger.dropped;
         format_line(&logger.line, AO_LOG_WARN, msg, NULL, 0);
@@ -455,7 +460,7 @@ static void log_message(enum ao_log_level level, const struct ao_log_field *fiel
 }
 
 /* Format the message text into a bounded stack buffer, marking truncation. */
-static void vformat_message(char *buf, size_t size, const char *fmt, va_list ap)
+_printf_(3, 0) static void vformat_message(char *buf, size_t size, const char *fmt, va_list ap)
 {
         int n = vsnprintf(buf, size, fmt, ap);
         if (n >= 0 && (size_t) n >= size) {

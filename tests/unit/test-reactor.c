@@ -18,7 +18,6 @@
 
 static struct ao_reactor *reactor;
 
-
 static void make_pipe(int fds[2])
 {
         if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -62,7 +61,8 @@ static void test_io_level(void)
         tap_is_int(ao_reactor_add_io(reactor, &s, p[0], AO_IO_IN, on_io, &c), 0, "io: add level source");
         tap_is_int(write(p[1], "ab", 2), 2, "io: write two bytes");
         tap_is_int(ao_reactor_run_once(reactor, AO_USEC_PER_SEC), 1, "io: first iteration dispatches");
-        tap_is_int(ao_reactor_run_once(reactor, AO_USEC_PER_SEC), 1, "io: level-triggered fires again for unread data");
+        tap_is_int(ao_reactor_run_once(reactor, AO_USEC_PER_SEC), 1,
+                   "io: level-triggered fires again for unread data");
         tap_is_int(c.calls, 2, "io: two dispatches for two single-byte reads");
         tap_ok(c.last_revents & AO_IO_IN, "io: revents carries AO_IO_IN");
         tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0, "io: drained pipe stays quiet");
@@ -77,10 +77,12 @@ static void test_io_edge(void)
         make_pipe(p);
         struct io_counter c = {.read_one_byte = true};
         struct ao_source *s;
-        tap_is_int(ao_reactor_add_io(reactor, &s, p[0], AO_IO_IN | AO_IO_EDGE, on_io, &c), 0, "edge: add source");
+        tap_is_int(ao_reactor_add_io(reactor, &s, p[0], AO_IO_IN | AO_IO_EDGE, on_io, &c), 0,
+                   "edge: add source");
         (void) !write(p[1], "ab", 2);
         tap_is_int(ao_reactor_run_once(reactor, AO_USEC_PER_SEC), 1, "edge: first write dispatches");
-        tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0, "edge: unread byte alone does not re-fire");
+        tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0,
+                   "edge: unread byte alone does not re-fire");
         (void) !write(p[1], "c", 1);
         tap_is_int(ao_reactor_run_once(reactor, AO_USEC_PER_SEC), 1, "edge: a new write fires again");
         tap_is_int(c.calls, 2, "edge: exactly two dispatches");
@@ -95,13 +97,16 @@ static void test_io_events_change_and_disable(void)
         make_pipe(p);
         struct io_counter c = {0};
         struct ao_source *s;
-        tap_is_int(ao_reactor_add_io(reactor, &s, p[1], AO_IO_IN, on_io, &c), 0, "events: watch write end for IN");
-        tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0, "events: write end never readable");
+        tap_is_int(ao_reactor_add_io(reactor, &s, p[1], AO_IO_IN, on_io, &c), 0,
+                   "events: watch write end for IN");
+        tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0,
+                   "events: write end never readable");
         tap_is_int(ao_source_set_io_events(s, AO_IO_OUT), 0, "events: switch to OUT");
         tap_is_int(ao_reactor_run_once(reactor, AO_USEC_PER_SEC), 1, "events: empty pipe is writable");
         tap_ok(c.last_revents & AO_IO_OUT, "events: revents has AO_IO_OUT");
         tap_is_int(ao_source_set_enabled(s, AO_SOURCE_OFF), 0, "events: disable");
-        tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0, "events: disabled source is silent");
+        tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0,
+                   "events: disabled source is silent");
         tap_is_int(ao_source_set_enabled(s, AO_SOURCE_ONESHOT), 0, "events: enable as oneshot");
         tap_is_int(ao_reactor_run_once(reactor, AO_USEC_PER_SEC), 1, "events: oneshot fires");
         tap_is_int(ao_source_get_enabled(s), AO_SOURCE_OFF, "events: oneshot turned itself off");
@@ -252,7 +257,9 @@ static int on_many(struct ao_source *s, uint64_t now, void *userdata)
 
 static void test_ten_thousand_timers(void)
 {
-        enum { N = 10000 };
+        enum {
+                N = 10000
+        };
         struct many_timers m = {.ordered = true};
         uint64_t base = ao_clock_now_usec() + 5000;
         size_t before = ao_reactor_count_sources(reactor);
@@ -269,7 +276,8 @@ static void test_ten_thousand_timers(void)
                 (void) ao_reactor_run_once(reactor, AO_USEC_PER_SEC);
         tap_is_int(m.fired, N, "10k: every timer fired exactly once");
         tap_ok(m.ordered, "10k: in deadline order, none early");
-        tap_is_int(ao_reactor_count_sources(reactor), before, "10k: floating one-shot timers freed themselves");
+        tap_is_int(ao_reactor_count_sources(reactor), before,
+                   "10k: floating one-shot timers freed themselves");
 }
 
 /* ---- signals ------------------------------------------------------------- */
@@ -321,15 +329,19 @@ static void test_signals(void)
         ao_source_free(s);
 
         /* Real-time signals queue instead of coalescing: a burst of 1000 must arrive as 1000, in order. */
-        enum { BURST = 1000 };
+        enum {
+                BURST = 1000
+        };
         struct rlimit rl;
         if (getrlimit(RLIMIT_SIGPENDING, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < BURST) {
-                tap_ok(true, "signal burst: skipped, RLIMIT_SIGPENDING is %llu # SKIP", (unsigned long long) rl.rlim_cur);
+                tap_ok(true, "signal burst: skipped, RLIMIT_SIGPENDING is %llu # SKIP",
+                       (unsigned long long) rl.rlim_cur);
                 return;
         }
         int rt = SIGRTMIN + 1;
         struct signal_counter burst = {.in_order = true};
-        tap_is_int(ao_reactor_add_signal(reactor, &s, rt, on_signal, &burst), 0, "signal burst: add SIGRTMIN+1");
+        tap_is_int(ao_reactor_add_signal(reactor, &s, rt, on_signal, &burst), 0,
+                   "signal burst: add SIGRTMIN+1");
         for (int i = 0; i < BURST; i++)
                 if (sigqueue(getpid(), rt, (union sigval){.sival_int = i}) < 0)
                         tap_bail("sigqueue failed");
@@ -343,7 +355,8 @@ static void test_signals(void)
         sigqueue(getpid(), rt, (union sigval){.sival_int = BURST});
         sigqueue(getpid(), rt, (union sigval){.sival_int = BURST + 1});
         (void) ao_reactor_run_once(reactor, AO_USEC_PER_SEC);
-        tap_is_int(burst.calls, BURST + 1, "signal free: a source freed in its callback gets no more signals");
+        tap_is_int(burst.calls, BURST + 1,
+                   "signal free: a source freed in its callback gets no more signals");
         tap_ok(burst.self == NULL, "signal free: source freed itself");
         /* The second queued signal is still pending but nobody watches it now: drain it. */
         struct timespec zero = {0};
@@ -441,7 +454,8 @@ static void test_children(void)
         ao_source_free(g);
         kill(pid, SIGKILL);
         tap_is_int(waitpid(pid, NULL, 0), pid, "child: freed source left the child for us to reap");
-        tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0, "child: freed source never dispatched");
+        tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0,
+                   "child: freed source never dispatched");
         tap_is_int(gone.calls, 0, "child: no callback for a freed source");
         close(pidfd_copy);
 }
@@ -464,14 +478,17 @@ static int on_burst_child(struct ao_source *s, const siginfo_t *si, const struct
 
 static void test_child_burst(void)
 {
-        enum { N = 1000 };
+        enum {
+                N = 1000
+        };
         struct rlimit rl;
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
                 rl.rlim_cur = rl.rlim_max;
                 (void) setrlimit(RLIMIT_NOFILE, &rl);
         }
         if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < N + 64) {
-                tap_ok(true, "child burst: skipped, RLIMIT_NOFILE is %llu # SKIP", (unsigned long long) rl.rlim_cur);
+                tap_ok(true, "child burst: skipped, RLIMIT_NOFILE is %llu # SKIP",
+                       (unsigned long long) rl.rlim_cur);
                 return;
         }
         struct burst_state b = {0};
@@ -627,7 +644,8 @@ int main(void)
                         tap_skip_all(err.msg);
                 tap_bail(err.msg);
         }
-        tap_is_str(ao_reactor_backend_name(reactor), ao_reactor_backend_to_string(backend), "backend is %s", want);
+        tap_is_str(ao_reactor_backend_name(reactor), ao_reactor_backend_to_string(backend), "backend is %s",
+                   want);
 
         test_io_level();
         test_io_edge();

@@ -100,14 +100,15 @@ static void force(void *userdata)
 }
 
 static const struct ao_shutdown_participant participant = {
-        .name = "test jobs", .begin = begin, .pending = pending, .force = force};
+    .name = "test jobs", .begin = begin, .pending = pending, .force = force};
 
 static void setup(struct runner *r, uint64_t grace_usec)
 {
         *r = (struct runner){0};
         const char *backend = getenv("AO_REACTOR");
         struct ao_error err = {0};
-        if (ao_reactor_new(ao_reactor_backend_from_string(backend ? backend : "epoll"), &r->reactor, &err) < 0)
+        if (ao_reactor_new(ao_reactor_backend_from_string(backend ? backend : "epoll"), &r->reactor, &err) <
+            0)
                 tap_skip_all(err.msg);
         if (ao_shutdown_new(r->reactor, grace_usec, &r->shutdown) < 0)
                 tap_bail("ao_shutdown_new");
@@ -150,9 +151,11 @@ static void test_running_child_finishes(void)
         ao_reactor_add_time_relative(r.reactor, NULL, 20 * AO_USEC_PER_MSEC, release_job, j);
         uint64_t start = ao_clock_now_usec();
         tap_is_int(ao_reactor_run(r.reactor), 0, "grace: exit code 0");
-        tap_ok(j->reaped && j->code == CLD_EXITED && j->status == 0, "grace: the running child finished normally");
+        tap_ok(j->reaped && j->code == CLD_EXITED && j->status == 0,
+               "grace: the running child finished normally");
         tap_ok(!r.forced, "grace: nothing had to be killed");
-        tap_ok(ao_clock_now_usec() - start < 30 * AO_USEC_PER_SEC, "grace: did not wait for the whole period");
+        tap_ok(ao_clock_now_usec() - start < 30 * AO_USEC_PER_SEC,
+               "grace: did not wait for the whole period");
         teardown(&r);
 }
 

@@ -23,11 +23,13 @@ static void test_strbuf(void)
 
         ao_strbuf_reset(&sb);
         ao_strbuf_append_json_string(&sb, "a\"b\\c\n\t\x01\x7f");
-        tap_is_str(ao_strbuf_str(&sb), "\"a\\\"b\\\\c\\n\\t\\u0001\\u007f\"", "json: quotes, backslash, controls");
+        tap_is_str(ao_strbuf_str(&sb), "\"a\\\"b\\\\c\\n\\t\\u0001\\u007f\"",
+                   "json: quotes, backslash, controls");
 
         ao_strbuf_reset(&sb);
         ao_strbuf_append_json_string(&sb, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82");
-        tap_is_str(ao_strbuf_str(&sb), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82\"", "json: valid UTF-8 kept");
+        tap_is_str(ao_strbuf_str(&sb), "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82\"",
+                   "json: valid UTF-8 kept");
 
         ao_strbuf_reset(&sb);
         ao_strbuf_append_json_string(&sb, "x\xff\xc0\xafy\xed\xa0\x80z\xf4\x90\x80\x80");
@@ -50,7 +52,8 @@ static void test_strbuf(void)
         free(owned);
         ao_strbuf_done(&sb);
 
-        tap_is_int(ao_utf8_sequence_length((const unsigned char *) "\xe2\x82", 2), 0, "utf8: truncated sequence");
+        tap_is_int(ao_utf8_sequence_length((const unsigned char *) "\xe2\x82", 2), 0,
+                   "utf8: truncated sequence");
         tap_is_int(ao_utf8_sequence_length((const unsigned char *) "\xe2\x82\xac", 3), 3, "utf8: euro sign");
 }
 
@@ -96,7 +99,7 @@ static int log_pipe[2];
 static void setup_logger(enum ao_log_format format, enum ao_log_level level, size_t backlog_max)
 {
         struct ao_log_options o = {
-                .format = format, .level = level, .no_time = true, .fd = log_pipe[1], .backlog_max = backlog_max};
+            .format = format, .level = level, .no_time = true, .fd = log_pipe[1], .backlog_max = backlog_max};
         if (ao_log_setup(&o) < 0)
                 tap_bail("ao_log_setup failed");
 }
@@ -106,7 +109,8 @@ static void test_log_formats(void)
         setup_logger(AO_LOG_FORMAT_JSON, AO_LOG_INFO, 0);
         ao_log(AO_LOG_DEBUG, "hidden");
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"path", "/tmp/a b"}), "loaded %d hooks", 3);
-        tap_is_str(drain(log_pipe[0]), "{\"level\":\"info\",\"msg\":\"loaded 3 hooks\",\"path\":\"/tmp/a b\"}\n",
+        tap_is_str(drain(log_pipe[0]),
+                   "{\"level\":\"info\",\"msg\":\"loaded 3 hooks\",\"path\":\"/tmp/a b\"}\n",
                    "json: level, msg, field; debug filtered out");
 
         struct ao_log_context ctx = {.module = "simple-module", .hook = "hooks/a.sh", .binding = "schedule"};
@@ -138,11 +142,13 @@ static void test_log_formats(void)
         tap_is_str(drain(log_pipe[0]), "{\"level\":\"info\",\"msg\":\"bin \xef\xbf\xbd\\u0001\"}\n",
                    "json: binary garbage logged as valid JSON");
 
-        struct ao_log_options with_time = {.format = AO_LOG_FORMAT_JSON, .level = AO_LOG_INFO, .fd = log_pipe[1]};
+        struct ao_log_options with_time = {
+            .format = AO_LOG_FORMAT_JSON, .level = AO_LOG_INFO, .fd = log_pipe[1]};
         ao_log_setup(&with_time);
         ao_log(AO_LOG_INFO, "t");
         const char *line = drain(log_pipe[0]);
-        tap_ok(strncmp(line, "{\"level\":\"info\",\"msg\":\"t\",\"time\":\"20", 35) == 0 && strstr(line, "Z\"}\n"),
+        tap_ok(strncmp(line, "{\"level\":\"info\",\"msg\":\"t\",\"time\":\"20", 35) == 0 &&
+                   strstr(line, "Z\"}\n"),
                "json: RFC 3339 UTC time last (%.60s)", line);
 }
 
@@ -170,12 +176,17 @@ static void test_log_never_blocks(void)
         if (pipe2(p, O_CLOEXEC) < 0)
                 tap_bail("pipe2");
         (void) fcntl(p[1], F_SETPIPE_SZ, 4096);
-        struct ao_log_options o = {
-                .format = AO_LOG_FORMAT_TEXT, .level = AO_LOG_INFO, .no_time = true, .fd = p[1], .backlog_max = 8192};
+        struct ao_log_options o = {.format = AO_LOG_FORMAT_TEXT,
+                                   .level = AO_LOG_INFO,
+                                   .no_time = true,
+                                   .fd = p[1],
+                                   .backlog_max = 8192};
         ao_log_setup(&o);
         ao_log_set_backlog_notify(on_backlog, NULL);
 
-        enum { LINES = 2000 };
+        enum {
+                LINES = 2000
+        };
         for (int i = 0; i < LINES; i++)
                 ao_log(AO_LOG_INFO, "line %04d", i); /* would block forever on a blocking fd */
         tap_ok(true, "backlog: 2000 lines into a full 4 KiB pipe returned");
