@@ -1,0 +1,20 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Quick start: install what is missing, build, and run the operator on the
+# bundled examples with no cluster. Stop it with Ctrl-C (SIGINT) or SIGTERM.
+# Extra arguments go to the operator, e.g. `bash examples/run-local.sh --log-type json`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash .ci/install-deps
+[ -f build/build.ninja ] || meson setup build >/dev/null
+ninja -C build >/dev/null
+
+state=${ADDON_OPERATOR_TMP_DIR:-$(mktemp -d /tmp/addon-operator-local.XXXXXX)}
+echo "addon-operator: modules in examples/modules, global hooks in examples/global-hooks, state in $state" >&2
+export MODULES_DIR=$PWD/examples/modules
+export GLOBAL_HOOKS_DIR=$PWD/examples/global-hooks
+export ADDON_OPERATOR_NAMESPACE=${ADDON_OPERATOR_NAMESPACE:-local}
+export ADDON_OPERATOR_TMP_DIR=$state
+export LOG_TYPE=${LOG_TYPE:-color}
+exec build/addon-operator start "$@"
