@@ -57,6 +57,25 @@ for backend in epoll io_uring; do
         like "$OP_LOG" 'msg="addon-operator stopped \(exit code 0\)"' "$backend: stop logged"
 done
 
+# auto falls back to epoll, and says why, where io_uring_setup is refused (as in container seccomp profiles).
+op_start LOG_NO_TIME=true -- start
+op_wait_for 'event loop: using'
+kill -TERM "$OP_PID"; op_finish
+like "$OP_LOG" 'msg="event loop: using (io_uring|epoll)' "auto: picks a backend by itself"
+AO_BINARY_SAVED=$AO_BINARY
+AO_BINARY=$AO_DENY_IO_URING
+op_start LOG_NO_TIME=true -- "$AO_BINARY_SAVED" start
+op_wait_for 'event loop: using'
+kill -TERM "$OP_PID"; op_finish
+like "$OP_LOG" 'level=info msg="event loop: using epoll, io_uring is unavailable: io_uring_setup: Operation not permitted" backend=epoll' \
+        "auto: io_uring refused, falls back to epoll and logs why at info"
+is "$OP_CODE" 0 "auto fallback: clean exit"
+op_start ADDON_OPERATOR_REACTOR=io_uring LOG_NO_TIME=true -- "$AO_BINARY_SAVED" start
+op_finish
+is "$OP_CODE" 1 "explicit io_uring refused: exit code 1"
+like "$OP_LOG" 'level=error msg="event loop: io_uring_setup: Operation not permitted"' "explicit io_uring refused: error names the cause"
+AO_BINARY=$AO_BINARY_SAVED
+
 # Flags win over the environment; the JSON format carries no time with LOG_NO_TIME.
 op_start LOG_TYPE=text LOG_NO_TIME=true -- --log-type json
 op_wait_for '"msg":"event loop: using'; is "$?" 0 "flag --log-type json beats LOG_TYPE=text"

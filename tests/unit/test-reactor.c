@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <seccomp.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -625,6 +627,34 @@ static void test_run_and_exit(void)
         tap_is_int(reentry, -EBUSY, "run: run_once from a callback is refused");
 }
 
+/*
+ * Last, because it cannot be undone: refuse io_uring_setup with EPERM, as
+ * container seccomp profiles do. AUTO must fall back to epoll and say why;
+ * an explicit io_uring request must fail with that reason.
+ */
+static void test_fallback_when_refused(void)
+{
+        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+        if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(io_uring_setup), 0) < 0 ||
+            prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || seccomp_load(ctx) < 0)
+                tap_bail("installing the seccomp filter failed");
+        seccomp_release(ctx);
+
+        struct ao_reactor *r = NULL;
+        struct ao_error err = {0};
+        tap_is_int(ao_reactor_new(AO_REACTOR_BACKEND_AUTO, &r, &err), 0, "fallback: auto still starts");
+        tap_is_str(ao_reactor_backend_name(r), "epoll", "fallback: on epoll");
+        tap_is_str(ao_reactor_fallback_reason(r), "io_uring_setup: Operation not permitted",
+                   "fallback: reason kept");
+        ao_reactor_free(r);
+
+        r = NULL;
+        tap_is_int(ao_reactor_new(AO_REACTOR_BACKEND_IO_URING, &r, &err), -EPERM,
+                   "fallback: explicit io_uring fails");
+        tap_is_str(err.msg, "io_uring_setup: Operation not permitted", "fallback: with the reason");
+        tap_ok(r == NULL, "fallback: no reactor returned");
+}
+
 int main(void)
 {
         const char *want = getenv("AO_REACTOR");
@@ -664,5 +694,6 @@ int main(void)
 
         tap_is_int(ao_reactor_count_sources(reactor), 0, "no sources left behind");
         ao_reactor_free(reactor);
+        test_fallback_when_refused();
         return tap_done();
 }
