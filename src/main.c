@@ -44,17 +44,30 @@ static int cmd_version(const struct ao_cli *cli)
         return 0;
 }
 
-static int cmd_help(const struct ao_cli *cli)
-{
-        ao_cli_print_help(stdout);
-        return 0;
-}
+static int cmd_help(const struct ao_cli *cli);
 
 static const struct command commands[] = {
     {{"start", NULL}, "run the operator (the default)", ao_operator_run},
     {{"version", NULL}, "print the version and the libraries in use", cmd_version},
     {{"help", NULL}, "print this help", cmd_help},
 };
+
+static int cmd_help(const struct ao_cli *cli)
+{
+        printf("Usage: addon-operator [FLAGS] [COMMAND]\n\nCommands:\n");
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+                char words[64] = "";
+                for (size_t w = 0; commands[i].words[w]; w++) {
+                        size_t used = strlen(words);
+                        (void) snprintf(words + used, sizeof(words) - used, "%s%s", w ? " " : "",
+                                        commands[i].words[w]);
+                }
+                printf("  %-12s %s\n", words, commands[i].summary);
+        }
+        printf("\n");
+        ao_cli_print_flags(stdout);
+        return 0;
+}
 
 /* The command whose words are a prefix of @words and equal in count to what it needs. */
 static const struct command *find_command(char *const *words)

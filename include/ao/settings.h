@@ -129,8 +129,12 @@ struct ao_cli {
 int ao_cli_parse(int argc, char *const *argv, char *const *envp, struct ao_cli *ret, struct ao_error *reterr);
 void ao_cli_done(struct ao_cli *cli);
 
-/** Write the --help text (every flag, its environment variables and default) to @out. */
-void ao_cli_print_help(FILE *out);
+/**
+ * Write the flag part of --help (every flag, grouped by section, with its
+ * environment variables and default) to @out. The usage line and the list
+ * of commands come from the command table in main.c.
+ */
+void ao_cli_print_flags(FILE *out);
 
 /**
  * Where the setting of flag @flag ("listen-port" or "--listen-port"; aliases

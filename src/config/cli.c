@@ -223,16 +223,9 @@ static void print_flag(FILE *out, const struct ao_setting_def *d)
                 fprintf(out, "; default: empty\n");
 }
 
-void ao_cli_print_help(FILE *out)
+void ao_cli_print_flags(FILE *out)
 {
-        fputs("Usage: addon-operator [FLAGS] [COMMAND]\n"
-              "\n"
-              "Commands:\n"
-              "  start      run the operator (the default)\n"
-              "  version    print the version and exit\n"
-              "  help       print this help and exit\n"
-              "\n"
-              "Every flag can also be set through the environment variables listed under it;\n"
+        fputs("Every flag can also be set through the environment variables listed under it;\n"
               "a flag beats the environment, which beats the default. Where a setting has\n"
               "several variables, the first one that is set wins.\n"
               "\n"

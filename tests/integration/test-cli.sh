@@ -24,6 +24,10 @@ for var in GLOBAL_HOOKS_DIR MODULES_DIR UNNUMBERED_MODULE_ORDER ADDON_OPERATOR_N
         like "$help" "(^|[^A-Z_])${var}([^A-Z_]|$)" "--help documents $var"
 done
 like "$help" '--shutdown-timeout' "--help documents --shutdown-timeout"
+for cmd in start version help; do
+        like "$help" "^  $cmd +[a-z]|"$'\n'"  $cmd +[a-z]" "--help lists the '$cmd' command"
+done
+is "$("$AO_BINARY" help)" "$help" "'help' command prints the same as --help"
 
 bad() { # bad <expected message regex> <description> cmd...
         local want=$1 desc=$2; shift 2
