@@ -162,6 +162,14 @@ int ao_source_set_time(struct ao_source *s, uint64_t usec);
 int ao_source_set_time_relative(struct ao_source *s, uint64_t usec);
 uint64_t ao_source_get_time(const struct ao_source *s);
 pid_t ao_source_get_child_pid(const struct ao_source *s);
+/**
+ * Reap a child source's process now if it has exited, dispatching its
+ * callback before returning (the callback may free @s). Returns 1 when it
+ * was reaped, 0 when it is still running (or was reaped before), < 0 on
+ * error (-EBUSY outside a callback of @s's reactor). For a process-wide
+ * reaper that saw the pid exit through SIGCHLD.
+ */
+int ao_source_child_reap(struct ao_source *s);
 /** Name the source in log messages. The string is copied. */
 int ao_source_set_description(struct ao_source *s, const char *description);
 void *ao_source_get_userdata(const struct ao_source *s);

@@ -798,17 +798,16 @@ static int waitid_rusage(int pidfd, siginfo_t *si, struct rusage *ru)
         return k < 0 ? ao_negative_errno() : 0;
 }
 
-static void dispatch_child(struct ao_source *s)
+/* Reap the child if it has exited and dispatch; returns 1 when reaped, 0 when still running. */
+static int dispatch_child(struct ao_source *s)
 {
         siginfo_t si = {0};
         struct rusage ru = {0};
         int k = waitid_rusage(s->child.pidfd, &si, &ru);
         if (k == 0 && si.si_pid == 0)
-                return; /* spurious readiness: not exited yet */
-        if (k < 0 && k != -ECHILD) {
-                ao_log_errno(AO_LOG_WARN, k, "reactor: waitid on pid %d failed", (int) s->child.pid);
-                return;
-        }
+                return 0; /* spurious readiness: not exited yet */
+        if (k < 0 && k != -ECHILD)
+                return ao_log_errno(AO_LOG_WARN, k, "reactor: waitid on pid %d failed", (int) s->child.pid);
         if (k == -ECHILD) {
                 /* Someone else reaped it; say so through si_signo == 0. */
                 si = (siginfo_t){0};
@@ -820,6 +819,19 @@ static void dispatch_child(struct ao_source *s)
         s->child.exited = true;
         s->enabled = AO_SOURCE_OFF;
         after_callback(s, s->child.cb(s, &si, &ru, s->userdata));
+        return 1;
+}
+
+int ao_source_child_reap(struct ao_source *s)
+{
+        if (s->type != SOURCE_CHILD || s->dead)
+                return -EINVAL;
+        /* Only inside a dispatch: frees are deferred there, so touching @s after its callback is safe. */
+        if (!s->reactor->running)
+                return -EBUSY;
+        if (s->child.exited)
+                return 0;
+        return dispatch_child(s);
 }
 
 /*
@@ -924,7 +936,7 @@ static bool dispatch_event(struct ao_reactor *r, const struct backend_event *ev)
                 dispatch_wakeup(s);
                 break;
         case SOURCE_CHILD:
-                dispatch_child(s);
+                (void) dispatch_child(s);
                 break;
         case SOURCE_INTERNAL_TIMERFD:
                 dispatch_timers(r);

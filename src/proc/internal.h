@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* Private to src/proc/: the launcher, its runs, and the pieces they are made of. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ao/launch.h"
+#include "ao/proc.h"
+
+struct ao_source;
+struct spawner_reply_msg;
+
+#define READ_CHUNK (64 * 1024)
+
+/* One output pipe of a run, read line by line. */
+struct run_output {
+        enum ao_proc_stream stream;
+        int fd;                   /* read end, owned; -1 once closed */
+        struct ao_source *source; /* owned */
+        char *line;               /* partial line, owned */
+        size_t line_len, line_cap;
+        bool discarding; /* the current line went over line_max: drop until its newline */
+};
+
+enum run_state {
+        RUN_STARTING, /* waiting for the spawner's reply */
+        RUN_RUNNING,  /* started, not reaped */
+        RUN_EXITED,   /* reaped; draining output */
+};
+
+struct ao_proc_run {
+        struct ao_proc *proc; /* borrowed, outlives the run */
+        struct ao_proc_run *prev, *next;
+        uint64_t id;
+        enum run_state state;
+        pid_t pid;
+        struct ao_source *child;  /* owned; owns the pidfd */
+        struct ao_source *timer;  /* timeout, then kill grace, then output linger; owned */
+        struct run_output out[2]; /* by enum ao_proc_stream */
+        int listener;             /* seccomp notification fd, owned; -1 if none */
+        struct ao_source *listener_source;
+
+        const struct ao_sandbox_profile *profile; /* borrowed */
+        uint64_t timeout_usec;
+        bool term_sent, kill_sent;
+        uint64_t started_usec;
+        size_t logged_bytes;
+        unsigned violations_logged;
+
+        /* Owned copies of what the spec pointed at. */
+        char *path;
+        char *context_strings[3];
+        struct ao_log_context log_context;
+        ao_proc_line_handler *on_line;
+        ao_proc_exit_handler *on_exit;
+        void *userdata;
+
+        struct ao_proc_result result;
+};
+
+struct spawner;
+
+struct ao_proc {
+        struct ao_reactor *reactor; /* borrowed, outlives the launcher */
+        struct ao_proc_options options;
+        struct ao_proc_run *runs;
+        size_t n_runs;
+        size_t n_starting; /* runs whose spawner reply is outstanding */
+        uint64_t next_id;
+        bool refusing; /* shutdown began */
+        struct ao_shutdown *shutdown;
+
+        struct spawner *spawner; /* NULL: children are cloned in-process */
+        void *direct_stack;      /* clone stack for in-process launches, owned */
+
+        /* Children send their seccomp listener to listener_rx; listener_tx is what they get. */
+        int listener_rx, listener_tx;
+        struct ao_source *listener_rx_source;
+
+        struct ao_source *sigchld; /* subreaper mode */
+        struct ao_source *reaper_retry;
+        uint64_t orphans;
+
+        char read_buf[READ_CHUNK];
+};
+
+static inline struct ao_proc_run *run_of_output(struct run_output *o)
+{
+        return (struct ao_proc_run *) (void *) ((char *) (o - o->stream) - offsetof(struct ao_proc_run, out));
+}
+
+/* spawn.c */
+struct ao_proc_run *ao_proc_run_find(struct ao_proc *p, uint64_t id);
+struct ao_proc_run *ao_proc_run_find_pid(struct ao_proc *p, pid_t pid);
+/** A launch finished (in-process or via the spawner): track the child or report the failure. */
+void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
+                          const struct ao_launch_failure *failure);
+/** The run's output pipes and the leader may all be done: report and free when they are. */
+void ao_proc_run_maybe_finish(struct ao_proc_run *run);
+
+/* spawner-client.c */
+int ao_proc_spawner_start(struct ao_proc *p, const char *path, struct ao_error *reterr);
+struct spawner *ao_proc_spawner_stop(struct spawner *s);
+pid_t ao_proc_spawner_pid(const struct spawner *s);
+/** Reap the spawner now if it exited (from the SIGCHLD reaper); see ao_source_child_reap(). */
+int ao_proc_spawner_reap(struct spawner *s);
+/** Queue a request for @run; the reply arrives through ao_proc_run_launched(). */
+int ao_proc_spawner_request(struct ao_proc *p, struct ao_proc_run *run, char *const *argv, char *const *envp,
+                            const char *cwd, int stdout_fd, int stderr_fd);
+
+/* output.c */
+int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int *ret_write_fd);
+void ao_proc_output_close(struct run_output *o);
+
+/* supervise.c */
+int ao_proc_supervise_setup(struct ao_proc *p);
+void ao_proc_supervise_done(struct ao_proc *p);
+void ao_proc_supervise_run_done(struct ao_proc_run *run);
+
+/* reap.c */
+int ao_proc_reaper_setup(struct ao_proc *p);
+void ao_proc_reaper_done(struct ao_proc *p);
+/** Spawner replies came in: orphans held back while they were outstanding may be reaped now. */
+void ao_proc_reaper_kick(struct ao_proc *p);

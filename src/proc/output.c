@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A run's stdout and stderr: non-blocking pipes read in bounded chunks per
+ * loop iteration (so 10 MB of output never stalls the loop), split into
+ * lines, each line capped at line_max and the whole run at output_max.
+ * Past the run cap the output is still read, so the hook never blocks on a
+ * full pipe, but no longer logged.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ao/alloc.h"
+#include "ao/reactor.h"
+#include "ao/strbuf.h"
+#include "internal.h"
+
+/* Reads per dispatch: after this many the loop serves others before reading on. */
+#define READS_PER_DISPATCH 4
+
+static const char *const stream_names[] = {[AO_PROC_STDOUT] = "stdout", [AO_PROC_STDERR] = "stderr"};
+
+/* Default line handler: log at info with the run's context and which stream it came from. */
+static void log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
+{
+        /* Lines are logged as C strings: a NUL byte from a hook becomes U+FFFD instead of cutting the line. */
+        struct ao_strbuf sb = {0};
+        for (const char *p = line, *end = line + len; p < end;) {
+                const char *nul = memchr(p, '\0', (size_t) (end - p));
+                size_t n = nul ? (size_t) (nul - p) : (size_t) (end - p);
+                ao_strbuf_append_n(&sb, p, n);
+                p += n;
+                if (nul) {
+                        ao_strbuf_append(&sb, "\xEF\xBF\xBD");
+                        p++;
+                }
+        }
+        const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
+        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"output", stream_names[stream]}), "%s", ao_strbuf_str(&sb));
+        ao_log_context_swap(prev);
+        ao_strbuf_done(&sb);
+}
+
+static void emit(struct ao_proc_run *run, struct run_output *o, const char *line, size_t len, bool truncated)
+{
+        const struct ao_proc_options *opt = &run->proc->options;
+        if (len > 0 && line[len - 1] == '\r')
+                len--;
+        if (run->logged_bytes >= opt->output_max) {
+                run->result.output_truncated = true;
+                return;
+        }
+        run->logged_bytes += len;
+        if (run->logged_bytes >= opt->output_max) {
+                const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
+                ao_log(AO_LOG_WARN,
+                       "proc: pid %d wrote more than %zu bytes of output; the rest is not logged",
+                       (int) run->pid, opt->output_max);
+                ao_log_context_swap(prev);
+        }
+
+        char *copy = NULL;
+        if (truncated) {
+                static const char marker[] = " ...(line truncated)";
+                copy = ao_xmalloc(len + sizeof(marker));
+                memcpy(copy, line, len);
+                memcpy(copy + len, marker, sizeof(marker));
+                line = copy;
+                len += sizeof(marker) - 1;
+        }
+        if (run->on_line)
+                run->on_line(run, o->stream, line, len, run->userdata);
+        else
+                log_line(run, o->stream, line, len);
+        free(copy);
+}
+
+static void line_append(struct run_output *o, const char *data, size_t n)
+{
+        if (o->line_len + n > o->line_cap) {
+                o->line_cap = AO_MAX(o->line_len + n, o->line_cap ? o->line_cap * 2 : 256);
+                o->line = ao_xrealloc(o->line, o->line_cap);
+        }
+        memcpy(o->line + o->line_len, data, n);
+        o->line_len += n;
+}
+
+/* Split a chunk into lines, carrying a partial line over to the next chunk. */
+static void consume(struct ao_proc_run *run, struct run_output *o, const char *data, size_t n)
+{
+        size_t line_max = run->proc->options.line_max;
+        while (n > 0) {
+                const char *nl = memchr(data, '\n', n);
+                size_t take = nl ? (size_t) (nl - data) : n;
+                if (o->discarding) {
+                        if (nl)
+                                o->discarding = false;
+                } else if (o->line_len + take > line_max) {
+                        /* Too long: log what fits, drop the rest of this line. */
+                        line_append(o, data, line_max - o->line_len);
+                        emit(run, o, o->line, o->line_len, true);
+                        o->line_len = 0;
+                        o->discarding = !nl;
+                } else {
+                        line_append(o, data, take);
+                        if (nl) {
+                                emit(run, o, o->line, o->line_len, false);
+                                o->line_len = 0;
+                        }
+                }
+                size_t used = nl ? take + 1 : take;
+                data += used;
+                n -= used;
+        }
+}
+
+static int on_readable(struct ao_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct run_output *o = userdata;
+        struct ao_proc_run *run = run_of_output(o);
+        for (int i = 0; i < READS_PER_DISPATCH; i++) {
+                ssize_t n = read(fd, run->proc->read_buf, sizeof(run->proc->read_buf));
+                if (n > 0) {
+                        run->result.output_bytes[o->stream] += (uint64_t) n;
+                        consume(run, o, run->proc->read_buf, (size_t) n);
+                        continue;
+                }
+                if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                        return 0;
+                /* EOF (or a broken pipe): flush a last line without newline, then done with this stream. */
+                if (o->line_len > 0 && !o->discarding)
+                        emit(run, o, o->line, o->line_len, false);
+                o->line_len = 0;
+                ao_proc_output_close(o);
+                ao_proc_run_maybe_finish(run);
+                return 0;
+        }
+        return 0;
+}
+
+int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int *ret_write_fd)
+{
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return ao_negative_errno();
+        /* Only our end is non-blocking: the hook keeps ordinary blocking writes. */
+        if (fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0) {
+                int k = ao_negative_errno();
+                close(fds[0]), close(fds[1]);
+                return k;
+        }
+        struct run_output *o = &run->out[stream];
+        o->fd = fds[0];
+        int k = ao_reactor_add_io(run->proc->reactor, &o->source, o->fd, AO_IO_IN, on_readable, o);
+        if (k < 0) {
+                o->fd = ao_safe_close(o->fd);
+                (void) close(fds[1]);
+                return k;
+        }
+        *ret_write_fd = fds[1];
+        return 0;
+}
+
+void ao_proc_output_close(struct run_output *o)
+{
+        o->source = ao_source_free(o->source);
+        o->fd = ao_safe_close(o->fd);
+        free(o->line);
+        o->line = NULL;
+        o->line_len = o->line_cap = 0;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The operator as child subreaper. Hooks that double-fork leave
+ * descendants that the kernel re-parents to us; when they die, only we can
+ * reap them. On every SIGCHLD: peek at exited children without reaping
+ * (WNOWAIT), hand a known run's child to its own pidfd source (which reaps
+ * it with rusage and reports), and reap anything else as an orphan.
+ *
+ * A child started through the spawner is ours before we know its pid (the
+ * reply is in flight), so while replies are outstanding unknown pids are
+ * left alone; the last reply kicks the reaper again.
+ */
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+
+#include "ao/reactor.h"
+#include "internal.h"
+
+static void reap_exited(struct ao_proc *p)
+{
+        for (;;) {
+                siginfo_t si = {0};
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+                        return;
+                struct ao_proc_run *run = ao_proc_run_find_pid(p, si.si_pid);
+                if (run && run->child) {
+                        if (ao_source_child_reap(run->child) <= 0)
+                                return; /* could not reap it now; its pidfd source will */
+                        continue;
+                }
+                if (p->spawner && si.si_pid == ao_proc_spawner_pid(p->spawner)) {
+                        if (ao_proc_spawner_reap(p->spawner) <= 0)
+                                return;
+                        continue;
+                }
+                if (p->n_starting > 0)
+                        return; /* may be a child whose spawner reply has not arrived yet */
+                struct rusage ru;
+                int status;
+                if (wait4(si.si_pid, &status, WNOHANG, &ru) == si.si_pid) {
+                        p->orphans++;
+                        ao_log(AO_LOG_DEBUG, "proc: reaped orphaned process %d", (int) si.si_pid);
+                }
+        }
+}
+
+static int on_sigchld(struct ao_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        reap_exited(userdata);
+        return 0;
+}
+
+static int on_retry(struct ao_source *s, void *userdata)
+{
+        reap_exited(userdata);
+        return 0;
+}
+
+int ao_proc_reaper_setup(struct ao_proc *p)
+{
+        /* COMPAT: the operator is often PID 1 in its container, where this is implied; elsewhere it is not. */
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+                return ao_negative_errno();
+        int k = ao_reactor_add_signal(p->reactor, &p->sigchld, SIGCHLD, on_sigchld, p);
+        if (k < 0)
+                return k;
+        /* A one-shot defer: runs once now (children that exited before we watched SIGCHLD), then on kicks. */
+        return ao_reactor_add_defer(p->reactor, &p->reaper_retry, on_retry, p);
+}
+
+void ao_proc_reaper_done(struct ao_proc *p)
+{
+        p->sigchld = ao_source_free(p->sigchld);
+        p->reaper_retry = ao_source_free(p->reaper_retry);
+}
+
+void ao_proc_reaper_kick(struct ao_proc *p)
+{
+        if (p->reaper_retry && p->n_starting == 0)
+                (void) ao_source_set_enabled(p->reaper_retry, AO_SOURCE_ONESHOT);
+}

@@ -1,0 +1,497 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The launcher and the life of one run: start (through the spawner or in
+ * process), track (pidfd child source), time out (SIGTERM, then SIGKILL to
+ * the process group), collect output, and report exactly once.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "ao/alloc.h"
+#include "ao/launch.h"
+#include "ao/reactor.h"
+#include "ao/sandbox.h"
+#include "ao/shutdown.h"
+#include "internal.h"
+
+#define DIRECT_STACK_SIZE  (64 * 1024)
+#define DEFAULT_KILL_GRACE (5 * AO_USEC_PER_SEC)
+#define DEFAULT_LINE_MAX   (64 * 1024)
+#define DEFAULT_OUTPUT_MAX (10 * 1024 * 1024)
+/* After the leader exits, how long descendants holding its stdout/stderr may keep the run open. */
+#define OUTPUT_LINGER_USEC (2 * AO_USEC_PER_SEC)
+
+/* --- lookup ---------------------------------------------------------------- */
+
+struct ao_proc_run *ao_proc_run_find(struct ao_proc *p, uint64_t id)
+{
+        for (struct ao_proc_run *r = p->runs; r; r = r->next)
+                if (r->id == id)
+                        return r;
+        return NULL;
+}
+
+struct ao_proc_run *ao_proc_run_find_pid(struct ao_proc *p, pid_t pid)
+{
+        for (struct ao_proc_run *r = p->runs; r; r = r->next)
+                if (r->pid == pid && r->state == RUN_RUNNING)
+                        return r;
+        return NULL;
+}
+
+/* --- signals to a run ------------------------------------------------------ */
+
+/*
+ * The whole process group: the hook is its leader (setsid), so its pid is
+ * the group id. Signalled only while the run is open; once the leader is
+ * reaped and the output closed, the number may be reused.
+ */
+static void signal_group(struct ao_proc_run *run, int sig)
+{
+        if (run->pid <= 0)
+                return;
+        if (kill(-run->pid, sig) < 0 && errno != ESRCH)
+                ao_log_errno(AO_LOG_WARN, -errno, "proc: signalling process group %d", (int) run->pid);
+}
+
+void ao_proc_run_kill(struct ao_proc_run *run)
+{
+        run->result.killed = true;
+        run->kill_sent = true;
+        signal_group(run, SIGKILL);
+}
+
+/* --- finishing --------------------------------------------------------------- */
+
+static void run_free(struct ao_proc_run *run)
+{
+        struct ao_proc *p = run->proc;
+        if (run->prev)
+                run->prev->next = run->next;
+        else
+                p->runs = run->next;
+        if (run->next)
+                run->next->prev = run->prev;
+        p->n_runs--;
+
+        for (int i = 0; i < 2; i++)
+                ao_proc_output_close(&run->out[i]);
+        ao_proc_supervise_run_done(run);
+        ao_source_free(run->child);
+        ao_source_free(run->timer);
+        free(run->path);
+        for (size_t i = 0; i < AO_ARRAY_SIZE(run->context_strings); i++)
+                free(run->context_strings[i]);
+        free(run);
+}
+
+static void report(struct ao_proc_run *run)
+{
+        struct ao_proc *p = run->proc;
+        run->result.wall_usec = ao_clock_now_usec() - run->started_usec;
+        run->on_exit(run, &run->result, run->userdata);
+        run_free(run);
+        if (p->shutdown)
+                ao_shutdown_progress(p->shutdown);
+}
+
+void ao_proc_run_maybe_finish(struct ao_proc_run *run)
+{
+        if (run->state != RUN_EXITED || run->out[0].fd >= 0 || run->out[1].fd >= 0)
+                return;
+        report(run);
+}
+
+/* --- timers ---------------------------------------------------------------- */
+
+static int on_run_timer(struct ao_source *s, uint64_t now, void *userdata)
+{
+        struct ao_proc_run *run = userdata;
+        if (run->state == RUN_EXITED) {
+                /* Descendants kept the output open past the linger time: stop reading, finish. */
+                ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"hook", run->log_context.hook}),
+                            "proc: pid %d exited but its output is still open; closing it", (int) run->pid);
+                for (int i = 0; i < 2; i++)
+                        ao_proc_output_close(&run->out[i]);
+                ao_proc_run_maybe_finish(run);
+                return 0;
+        }
+        if (!run->term_sent) {
+                run->term_sent = true;
+                run->result.timed_out = true;
+                const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
+                ao_log(AO_LOG_WARN,
+                       "proc: pid %d timed out after %.1f s, sending SIGTERM to its process group",
+                       (int) run->pid, (double) run->timeout_usec / AO_USEC_PER_SEC);
+                ao_log_context_swap(prev);
+                signal_group(run, SIGTERM);
+                (void) ao_source_set_time_relative(s, run->proc->options.kill_grace_usec);
+        } else if (!run->kill_sent) {
+                run->kill_sent = true;
+                signal_group(run, SIGKILL);
+        }
+        return 0;
+}
+
+/* --- the child exits ------------------------------------------------------- */
+
+static void record_exit(struct ao_proc_result *res, const siginfo_t *si, const struct rusage *ru)
+{
+        res->user_usec = (uint64_t) ru->ru_utime.tv_sec * AO_USEC_PER_SEC + (uint64_t) ru->ru_utime.tv_usec;
+        res->system_usec = (uint64_t) ru->ru_stime.tv_sec * AO_USEC_PER_SEC + (uint64_t) ru->ru_stime.tv_usec;
+        res->max_rss_bytes = (uint64_t) ru->ru_maxrss * 1024; /* the kernel counts KiB */
+        if (si->si_signo == 0) {
+                /* Reaped by someone else: the status is lost. */
+                res->exit_code = -1;
+                return;
+        }
+        if (si->si_code == CLD_EXITED) {
+                res->exit_code = si->si_status;
+        } else {
+                res->exit_code = -1;
+                res->signal = si->si_status;
+                res->core_dumped = si->si_code == CLD_DUMPED;
+        }
+}
+
+static int on_child_exit(struct ao_source *s, const siginfo_t *si, const struct rusage *ru, void *userdata)
+{
+        struct ao_proc_run *run = userdata;
+        record_exit(&run->result, si, ru);
+        run->state = RUN_EXITED;
+        if (run->out[0].fd >= 0 || run->out[1].fd >= 0)
+                (void) ao_source_set_time_relative(run->timer, OUTPUT_LINGER_USEC);
+        ao_proc_run_maybe_finish(run);
+        return 0;
+}
+
+void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
+                          const struct ao_launch_failure *failure)
+{
+        struct ao_proc *p = run->proc;
+        if (pid < 0) {
+                /* Nothing was started: report a launch error right away. */
+                run->result.launch_error = -pid;
+                run->result.launch_stage = "spawn";
+                run->result.exit_code = 127;
+                run->state = RUN_EXITED;
+                for (int i = 0; i < 2; i++)
+                        ao_proc_output_close(&run->out[i]);
+                ao_proc_run_maybe_finish(run);
+                return;
+        }
+
+        run->pid = pid;
+        run->result.pid = pid;
+        run->state = RUN_RUNNING;
+        if (failure && failure->stage != AO_LAUNCH_OK) {
+                run->result.launch_error = failure->error;
+                run->result.launch_stage = ao_launch_stage_name(failure->stage);
+        }
+        int k =
+            ao_reactor_add_child(p->reactor, &run->child, pid, pidfd, AO_CHILD_OWN_PIDFD, on_child_exit, run);
+        if (k < 0) {
+                /* Cannot watch it: kill it; the subreaper collects it. */
+                (void) ao_safe_close(pidfd);
+                ao_log_errno(AO_LOG_ERROR, k, "proc: watching pid %d failed, killing it", (int) pid);
+                (void) kill(-pid, SIGKILL);
+                run->result.launch_error = -k;
+                run->result.launch_stage = "watching the child";
+                run->result.exit_code = 127;
+                run->state = RUN_EXITED;
+                for (int i = 0; i < 2; i++)
+                        ao_proc_output_close(&run->out[i]);
+                ao_proc_run_maybe_finish(run);
+                return;
+        }
+        if (run->timeout_usec)
+                (void) ao_source_set_time_relative(run->timer, run->timeout_usec);
+        if (run->kill_sent) /* killed while starting */
+                signal_group(run, SIGKILL);
+}
+
+/* --- starting ---------------------------------------------------------------- */
+
+static void copy_context(struct ao_proc_run *run, const struct ao_log_context *ctx)
+{
+        const char *from[3] = {ctx->module, ctx->hook, ctx->binding};
+        for (int i = 0; i < 3; i++)
+                run->context_strings[i] = from[i] ? ao_xstrdup(from[i]) : NULL;
+        run->log_context = (struct ao_log_context){
+            .module = run->context_strings[0],
+            .hook = run->context_strings[1],
+            .binding = run->context_strings[2],
+        };
+}
+
+static struct ao_proc_run *run_new(struct ao_proc *p, const struct ao_proc_spec *spec)
+{
+        struct ao_proc_run *run = ao_xcalloc(1, sizeof(*run));
+        run->proc = p;
+        run->id = ++p->next_id;
+        run->state = RUN_STARTING;
+        run->listener = -1;
+        run->out[0] = (struct run_output){.stream = AO_PROC_STDOUT, .fd = -1};
+        run->out[1] = (struct run_output){.stream = AO_PROC_STDERR, .fd = -1};
+        run->profile = spec->profile;
+        run->timeout_usec = spec->timeout_usec;
+        run->path = ao_xstrdup(spec->path);
+        copy_context(run, &spec->log_context);
+        run->on_line = spec->on_line;
+        run->on_exit = spec->on_exit;
+        run->userdata = spec->userdata;
+        run->started_usec = ao_clock_now_usec();
+
+        run->next = p->runs;
+        if (p->runs)
+                p->runs->prev = run;
+        p->runs = run;
+        p->n_runs++;
+        return run;
+}
+
+static void fill_launch_profile(struct ao_launch *l, const struct ao_sandbox_profile *profile,
+                                struct ao_launch_limit *limits)
+{
+        if (!profile)
+                return;
+        l->no_new_privs = true;
+        if (profile->has_filter) {
+                l->bpf = profile->bpf;
+                l->bpf_len = profile->bpf_len;
+                l->bpf_notifies = true;
+        }
+        for (size_t i = 0; i < profile->n_rlimits; i++)
+                limits[i] = (struct ao_launch_limit){.resource = profile->rlimits[i].resource,
+                                                     .limit = profile->rlimits[i].limit};
+        l->limits = limits;
+        l->n_limits = profile->n_rlimits;
+        l->set_uid = profile->set_uid, l->set_gid = profile->set_gid;
+        l->uid = profile->uid, l->gid = profile->gid;
+}
+
+/* Clone the child from the operator itself (no spawner): synchronous, like vfork. */
+static void launch_in_process(struct ao_proc *p, struct ao_proc_run *run, const struct ao_proc_spec *spec,
+                              int stdout_fd, int stderr_fd)
+{
+        static int devnull = -1;
+        if (devnull < 0)
+                devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        struct ao_launch_limit limits[AO_SANDBOX_RLIMITS_MAX];
+        struct ao_launch l = {
+            .path = spec->path,
+            .argv = spec->argv,
+            .envp = spec->envp,
+            .cwd = spec->cwd,
+            .stdin_fd = devnull,
+            .stdout_fd = stdout_fd,
+            .stderr_fd = stderr_fd,
+            .listener_sock = p->listener_tx,
+            .listener_tag = run->id,
+        };
+        fill_launch_profile(&l, spec->profile, limits);
+        struct ao_launch_failure failure;
+        int pidfd = -1;
+        pid_t pid = ao_launch_clone(&l, false, p->direct_stack, DIRECT_STACK_SIZE, &pidfd, &failure);
+        ao_proc_run_launched(run, pid, pidfd, &failure);
+}
+
+int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_proc_run **ret_run,
+                  struct ao_error *reterr)
+{
+        if (!spec->path || !spec->argv || !spec->envp || !spec->on_exit)
+                return ao_error_set(reterr, -EINVAL, "proc: path, argv, envp and on_exit are required");
+        if (p->refusing)
+                return ao_error_set(reterr, -ESHUTDOWN, "proc: shutting down, not starting '%s'", spec->path);
+
+        struct ao_proc_run *run = run_new(p, spec);
+        int k = ao_reactor_add_time(p->reactor, &run->timer, 0, on_run_timer, run);
+        if (k >= 0)
+                (void) ao_source_set_enabled(run->timer, AO_SOURCE_OFF);
+        int write_fds[2] = {-1, -1};
+        for (int i = 0; i < 2 && k >= 0; i++)
+                k = ao_proc_output_open(run, (enum ao_proc_stream) i, &write_fds[i]);
+        if (k < 0) {
+                for (int i = 0; i < 2; i++)
+                        (void) ao_safe_close(write_fds[i]);
+                run_free(run);
+                return ao_error_set(reterr, k, "proc: cannot set up output pipes for '%s': %s", spec->path,
+                                    strerror(-k));
+        }
+
+        if (p->spawner) {
+                k = ao_proc_spawner_request(p, run, spec->argv, spec->envp, spec->cwd, write_fds[0],
+                                            write_fds[1]);
+                if (k >= 0)
+                        p->n_starting++;
+        } else {
+                launch_in_process(p, run, spec, write_fds[0], write_fds[1]);
+        }
+        /* The child has its copies (or the spawner's message holds them): ours would keep EOF away. */
+        for (int i = 0; i < 2; i++)
+                (void) ao_safe_close(write_fds[i]);
+        if (k < 0) {
+                run_free(run);
+                return ao_error_set(reterr, k, "proc: cannot start '%s': %s", spec->path, strerror(-k));
+        }
+        if (ret_run)
+                *ret_run = run;
+        return 0;
+}
+
+pid_t ao_proc_run_pid(const struct ao_proc_run *run)
+{
+        return run->pid;
+}
+
+const struct ao_log_context *ao_proc_run_log_context(const struct ao_proc_run *run)
+{
+        return &run->log_context;
+}
+
+/* --- the launcher ---------------------------------------------------------- */
+
+static char *default_spawner_path(void)
+{
+        char self[4096];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0)
+                return NULL;
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        if (!slash)
+                return NULL;
+        *slash = '\0';
+        char path[4096 + 32];
+        (void) snprintf(path, sizeof(path), "%s/addon-operator-spawner", self);
+        return ao_xstrdup(path);
+}
+
+static void start_spawner(struct ao_proc *p)
+{
+        const char *configured = p->options.spawner_path;
+        if (configured && !*configured)
+                return;
+        _cleanup_free_ char *found = configured ? NULL : default_spawner_path();
+        const char *path = configured ? configured : found;
+        struct ao_error err = {0};
+        if (path && access(path, X_OK) == 0 && ao_proc_spawner_start(p, path, &err) >= 0)
+                return;
+        ao_log(AO_LOG_WARN,
+               "proc: spawner %s unavailable (%s); starting hooks from the operator itself, so their max RSS "
+               "includes the operator's own memory",
+               path ? path : "(not found)", err.msg[0] ? err.msg : "not executable");
+}
+
+int ao_proc_new(struct ao_reactor *reactor, const struct ao_proc_options *options, struct ao_proc **ret,
+                struct ao_error *reterr)
+{
+        struct ao_proc *p = ao_xcalloc(1, sizeof(*p));
+        p->reactor = reactor;
+        p->options = *options;
+        if (!p->options.kill_grace_usec)
+                p->options.kill_grace_usec = DEFAULT_KILL_GRACE;
+        if (!p->options.line_max)
+                p->options.line_max = DEFAULT_LINE_MAX;
+        if (!p->options.output_max)
+                p->options.output_max = DEFAULT_OUTPUT_MAX;
+        p->listener_rx = p->listener_tx = -1;
+        p->direct_stack = ao_xmalloc(DIRECT_STACK_SIZE);
+
+        int k = ao_proc_supervise_setup(p);
+        if (k >= 0 && options->subreaper)
+                k = ao_proc_reaper_setup(p);
+        if (k < 0) {
+                ao_proc_free(p);
+                return ao_error_set(reterr, k, "proc: setting up child supervision failed: %s", strerror(-k));
+        }
+        start_spawner(p);
+        *ret = p;
+        return 0;
+}
+
+struct ao_proc *ao_proc_free(struct ao_proc *p)
+{
+        if (!p)
+                return NULL;
+        for (struct ao_proc_run *r = p->runs; r; r = r->next)
+                signal_group(r, SIGKILL);
+        while (p->runs)
+                run_free(p->runs);
+        p->spawner = ao_proc_spawner_stop(p->spawner);
+        ao_proc_reaper_done(p);
+        ao_proc_supervise_done(p);
+        free(p->direct_stack);
+        free(p);
+        return NULL;
+}
+
+size_t ao_proc_running(const struct ao_proc *p)
+{
+        return p->n_runs;
+}
+
+uint64_t ao_proc_orphans_reaped(const struct ao_proc *p)
+{
+        return p->orphans;
+}
+
+bool ao_proc_uses_spawner(const struct ao_proc *p)
+{
+        return p->spawner != NULL;
+}
+
+/* --- shutdown -------------------------------------------------------------- */
+
+static void shutdown_begin(void *userdata)
+{
+        ((struct ao_proc *) userdata)->refusing = true;
+}
+
+static size_t shutdown_pending(void *userdata)
+{
+        return ((struct ao_proc *) userdata)->n_runs;
+}
+
+static void shutdown_force(void *userdata)
+{
+        struct ao_proc *p = userdata;
+        for (struct ao_proc_run *r = p->runs; r; r = r->next)
+                ao_proc_run_kill(r);
+}
+
+static const struct ao_shutdown_participant shutdown_participant = {
+    .name = "hook processes",
+    .begin = shutdown_begin,
+    .pending = shutdown_pending,
+    .force = shutdown_force,
+};
+
+int ao_proc_attach_shutdown(struct ao_proc *p, struct ao_shutdown *shutdown)
+{
+        p->shutdown = shutdown;
+        return ao_shutdown_register(shutdown, &shutdown_participant, p);
+}
+
+/* --- describing results ---------------------------------------------------- */
+
+void ao_proc_result_describe(const struct ao_proc_result *r, char *buf, size_t size)
+{
+        if (r->launch_error)
+                (void) snprintf(buf, size, "%s: %s", r->launch_stage ? r->launch_stage : "launch",
+                                strerror(r->launch_error));
+        else if (r->timed_out)
+                (void) snprintf(buf, size, "timed out, killed by SIG%s",
+                                r->signal ? sigabbrev_np(r->signal) : "TERM");
+        else if (r->signal)
+                (void) snprintf(buf, size, "killed by SIG%s%s",
+                                sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?",
+                                r->core_dumped ? " (core dumped)" : "");
+        else
+                (void) snprintf(buf, size, "exit code %d", r->exit_code);
+}

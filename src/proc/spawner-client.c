@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The operator's side of the spawner (src/proc/spawner.c): start it, send
+ * it profiles and spawn requests, turn its replies into launched runs, and
+ * fall back to in-process launches if it dies. Requests that the socket
+ * cannot take right now wait in a FIFO until it is writable: the loop
+ * never blocks on the spawner.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ao/alloc.h"
+#include "ao/reactor.h"
+#include "ao/sandbox.h"
+#include "ao/strbuf.h"
+#include "internal.h"
+#include "protocol.h"
+
+struct outgoing {
+        struct outgoing *next;
+        char *data;
+        size_t len;
+        int fds[2];
+        size_t n_fds;
+};
+
+struct spawner {
+        struct ao_proc *proc; /* borrowed */
+        pid_t pid;
+        int sock;                                                    /* owned */
+        struct ao_source *io;                                        /* owned */
+        struct ao_source *child;                                     /* owned; owns the pidfd */
+        const struct ao_sandbox_profile *sent[SPAWNER_PROFILES_MAX]; /* index = profile number */
+        size_t n_sent;
+        struct outgoing *queue_head, **queue_tail;
+};
+
+static void outgoing_free(struct outgoing *o)
+{
+        for (size_t i = 0; i < o->n_fds; i++)
+                (void) close(o->fds[i]);
+        free(o->data);
+        free(o);
+}
+
+/* Try to send one message; returns 1 when sent, 0 when the socket is full, < 0 on error. */
+static int send_now(struct spawner *s, struct outgoing *o)
+{
+        struct iovec iov = {.iov_base = o->data, .iov_len = o->len};
+        union {
+                char buf[CMSG_SPACE(2 * sizeof(int))];
+                struct cmsghdr align;
+        } control;
+        memset(&control, 0, sizeof(control));
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (o->n_fds) {
+                msg.msg_control = control.buf;
+                msg.msg_controllen = CMSG_SPACE(o->n_fds * sizeof(int));
+                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(o->n_fds * sizeof(int));
+                memcpy(CMSG_DATA(c), o->fds, o->n_fds * sizeof(int));
+        }
+        ssize_t n = sendmsg(s->sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0)
+                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : ao_negative_errno();
+        return 1;
+}
+
+static int flush_queue(struct spawner *s)
+{
+        while (s->queue_head) {
+                struct outgoing *o = s->queue_head;
+                int k = send_now(s, o);
+                if (k <= 0) {
+                        (void) ao_source_set_io_events(s->io, AO_IO_IN | AO_IO_OUT);
+                        return k;
+                }
+                s->queue_head = o->next;
+                if (!s->queue_head)
+                        s->queue_tail = &s->queue_head;
+                outgoing_free(o);
+        }
+        (void) ao_source_set_io_events(s->io, AO_IO_IN);
+        return 0;
+}
+
+/* Queue a message (taking @data and duplicating @fds) and send what the socket takes. */
+static int enqueue(struct spawner *s, char *data, size_t len, const int *fds, size_t n_fds)
+{
+        struct outgoing *o = ao_xcalloc(1, sizeof(*o));
+        o->data = data;
+        o->len = len;
+        for (size_t i = 0; i < n_fds; i++) {
+                o->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+                if (o->fds[i] < 0) {
+                        int k = ao_negative_errno();
+                        outgoing_free(o);
+                        return k;
+                }
+                o->n_fds++;
+        }
+        *s->queue_tail = o;
+        s->queue_tail = &o->next;
+        return flush_queue(s);
+}
+
+/* The spawner's number for @profile, registering it on first use. */
+static int profile_index(struct spawner *s, const struct ao_sandbox_profile *profile)
+{
+        for (size_t i = 0; i < s->n_sent; i++)
+                if (s->sent[i] == profile)
+                        return (int) i;
+        if (s->n_sent == SPAWNER_PROFILES_MAX || profile->n_rlimits > SPAWNER_LIMITS_MAX)
+                return -E2BIG;
+
+        size_t bpf_bytes = profile->has_filter ? (size_t) profile->bpf_len * 8 : 0;
+        size_t len = sizeof(struct spawner_profile_msg) + bpf_bytes;
+        struct spawner_profile_msg *m = ao_xcalloc(1, len);
+        m->type = SPAWNER_MSG_PROFILE;
+        m->index = (uint32_t) s->n_sent;
+        m->bpf_len = profile->has_filter ? profile->bpf_len : 0;
+        m->notifies = profile->has_filter;
+        m->n_limits = (uint32_t) profile->n_rlimits;
+        for (size_t i = 0; i < profile->n_rlimits; i++)
+                m->limits[i] = (struct ao_launch_limit){.resource = profile->rlimits[i].resource,
+                                                        .limit = profile->rlimits[i].limit};
+        m->set_uid = profile->set_uid, m->set_gid = profile->set_gid;
+        m->uid = profile->uid, m->gid = profile->gid;
+        if (bpf_bytes)
+                memcpy(m + 1, profile->bpf, bpf_bytes);
+        int k = enqueue(s, (char *) m, len, NULL, 0);
+        if (k < 0)
+                return k;
+        s->sent[s->n_sent] = profile;
+        return (int) s->n_sent++;
+}
+
+int ao_proc_spawner_request(struct ao_proc *p, struct ao_proc_run *run, char *const *argv, char *const *envp,
+                            const char *cwd, int stdout_fd, int stderr_fd)
+{
+        struct spawner *s = p->spawner;
+        int profile = -1;
+        if (run->profile) {
+                profile = profile_index(s, run->profile);
+                if (profile < 0)
+                        return profile;
+        }
+
+        struct ao_strbuf strings = {0};
+        ao_strbuf_append_n(&strings, run->path, strlen(run->path) + 1);
+        ao_strbuf_append_n(&strings, cwd ? cwd : "", strlen(cwd ? cwd : "") + 1);
+        uint32_t argc = 0, envc = 0;
+        for (; argv[argc]; argc++)
+                ao_strbuf_append_n(&strings, argv[argc], strlen(argv[argc]) + 1);
+        for (; envp[envc]; envc++)
+                ao_strbuf_append_n(&strings, envp[envc], strlen(envp[envc]) + 1);
+        if (sizeof(struct spawner_spawn_msg) + strings.len > SPAWNER_MESSAGE_MAX) {
+                ao_strbuf_done(&strings);
+                return -E2BIG;
+        }
+
+        size_t len = sizeof(struct spawner_spawn_msg) + strings.len;
+        struct spawner_spawn_msg *m = ao_xmalloc(len);
+        *m = (struct spawner_spawn_msg){.type = SPAWNER_MSG_SPAWN,
+                                        .profile = profile,
+                                        .id = run->id,
+                                        .argc = argc,
+                                        .envc = envc,
+                                        .strings_len = (uint32_t) strings.len};
+        memcpy(m + 1, strings.buf, strings.len);
+        ao_strbuf_done(&strings);
+        int fds[2] = {stdout_fd, stderr_fd};
+        return enqueue(s, (char *) m, len, fds, 2);
+}
+
+/* --- replies --------------------------------------------------------------- */
+
+static void handle_reply(struct ao_proc *p, const struct spawner_reply_msg *r, int pidfd)
+{
+        struct ao_proc_run *run = ao_proc_run_find(p, r->id);
+        if (!run || run->state != RUN_STARTING) {
+                (void) ao_safe_close(pidfd);
+                return;
+        }
+        p->n_starting--;
+        /* Without a pidfd the reactor opens one from the pid: the child is ours and not reaped yet. */
+        ao_proc_run_launched(run, r->pid, pidfd, &r->failure);
+}
+
+static void read_replies(struct spawner *s)
+{
+        for (;;) {
+                struct spawner_reply_msg r;
+                struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+                union {
+                        char buf[CMSG_SPACE(sizeof(int))];
+                        struct cmsghdr align;
+                } control;
+                struct msghdr msg = {.msg_iov = &iov,
+                                     .msg_iovlen = 1,
+                                     .msg_control = control.buf,
+                                     .msg_controllen = sizeof(control.buf)};
+                ssize_t n = recvmsg(s->sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                if (n <= 0)
+                        break;
+                int pidfd = -1;
+                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+                if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        memcpy(&pidfd, CMSG_DATA(c), sizeof(int));
+                if (n != (ssize_t) sizeof(r) || r.type != SPAWNER_MSG_REPLY) {
+                        (void) ao_safe_close(pidfd);
+                        continue;
+                }
+                handle_reply(s->proc, &r, pidfd);
+        }
+        ao_proc_reaper_kick(s->proc);
+}
+
+static int on_socket(struct ao_source *src, int fd, uint32_t revents, void *userdata)
+{
+        struct spawner *s = userdata;
+        if (revents & AO_IO_IN)
+                read_replies(s);
+        if (revents & AO_IO_OUT)
+                (void) flush_queue(s);
+        return 0;
+}
+
+/*
+ * The spawner died: runs waiting for a reply will never get one. Their
+ * children may exist (they are ours and the subreaper collects them); the
+ * runs are reported as launch failures, and later runs start in process.
+ */
+static int on_spawner_exit(struct ao_source *src, const siginfo_t *si, const struct rusage *ru,
+                           void *userdata)
+{
+        struct spawner *s = userdata;
+        struct ao_proc *p = s->proc;
+        ao_log(AO_LOG_ERROR,
+               "proc: the spawner process (pid %d) exited (%s %d); starting hooks from the operator now",
+               (int) s->pid, si->si_code == CLD_EXITED ? "status" : "signal", si->si_status);
+        p->spawner = NULL;
+        for (struct ao_proc_run *run = p->runs, *next; run; run = next) {
+                next = run->next;
+                if (run->state == RUN_STARTING) {
+                        p->n_starting--;
+                        ao_proc_run_launched(run, -EPIPE, -1, NULL);
+                }
+        }
+        ao_proc_spawner_stop(s);
+        ao_proc_reaper_kick(p);
+        return 0;
+}
+
+/* --- lifecycle ------------------------------------------------------------- */
+
+static int launch_spawner(const char *path, int control, int listener, pid_t *ret_pid)
+{
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t attr;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawnattr_init(&attr);
+        posix_spawn_file_actions_adddup2(&fa, control, SPAWNER_CONTROL_FD);
+        posix_spawn_file_actions_adddup2(&fa, listener, SPAWNER_LISTENER_FD);
+        sigset_t none, all;
+        sigemptyset(&none);
+        sigfillset(&all);
+        posix_spawnattr_setsigmask(&attr, &none);
+        posix_spawnattr_setsigdefault(&attr, &all);
+        posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        char *argv[] = {(char *) path, NULL};
+        char *envp[] = {NULL};
+        int k = posix_spawn(ret_pid, path, &fa, &attr, argv, envp);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&attr);
+        return -k;
+}
+
+int ao_proc_spawner_start(struct ao_proc *p, const char *path, struct ao_error *reterr)
+{
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return ao_error_set(reterr, ao_negative_errno(), "socketpair: %s", strerror(errno));
+        /* Keep both fds the child gets above its targets (3, 4), so each dup2 really copies. */
+        int control = fcntl(sv[1], F_DUPFD_CLOEXEC, 5), listener = fcntl(p->listener_tx, F_DUPFD_CLOEXEC, 5);
+        (void) close(sv[1]);
+        pid_t pid = 0;
+        int k = control < 0 || listener < 0 ? -EMFILE : launch_spawner(path, control, listener, &pid);
+        (void) ao_safe_close(control);
+        (void) ao_safe_close(listener);
+        if (k < 0) {
+                (void) close(sv[0]);
+                return ao_error_set(reterr, k, "starting %s: %s", path, strerror(-k));
+        }
+
+        struct spawner *s = ao_xcalloc(1, sizeof(*s));
+        s->proc = p;
+        s->pid = pid;
+        s->sock = sv[0];
+        s->queue_tail = &s->queue_head;
+        if (fcntl(s->sock, F_SETFL, O_NONBLOCK) < 0 ||
+            ao_reactor_add_io(p->reactor, &s->io, s->sock, AO_IO_IN, on_socket, s) < 0 ||
+            ao_reactor_add_child(p->reactor, &s->child, pid, -1, 0, on_spawner_exit, s) < 0) {
+                (void) kill(pid, SIGKILL);
+                ao_proc_spawner_stop(s);
+                return ao_error_set(reterr, -EIO, "watching the spawner failed");
+        }
+        p->spawner = s;
+        ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"path", path}), "proc: spawner started as pid %d",
+                    (int) pid);
+        return 0;
+}
+
+struct spawner *ao_proc_spawner_stop(struct spawner *s)
+{
+        if (!s)
+                return NULL;
+        while (s->queue_head) {
+                struct outgoing *o = s->queue_head;
+                s->queue_head = o->next;
+                outgoing_free(o);
+        }
+        s->io = ao_source_free(s->io);
+        /* Closing the socket is the spawner's signal to exit; the subreaper collects it. */
+        s->sock = ao_safe_close(s->sock);
+        s->child = ao_source_free(s->child);
+        free(s);
+        return NULL;
+}
+
+pid_t ao_proc_spawner_pid(const struct spawner *s)
+{
+        return s->pid;
+}
+
+int ao_proc_spawner_reap(struct spawner *s)
+{
+        return s->child ? ao_source_child_reap(s->child) : 0;
+}

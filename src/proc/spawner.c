@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * addon-operator-spawner: a tiny process that starts children for the
+ * operator. It exists for one reason: a child's max RSS (ru_maxrss) can
+ * never be lower than the RSS of the process it was cloned from, so hooks
+ * cloned from the operator would all report the operator's size. Cloned
+ * from here, with CLONE_PARENT, a hook is still the operator's child (the
+ * operator reaps it and gets its rusage) but starts from this process's
+ * few hundred KiB.
+ *
+ * Single-threaded, libc only. Reads requests from fd 3 until EOF, answers
+ * each with the pid, the launch result and the child's pidfd. Dies with
+ * the operator (PR_SET_PDEATHSIG).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ao/launch.h"
+#include "protocol.h"
+
+#define CHILD_STACK_SIZE (64 * 1024)
+
+struct profile {
+        bool present;
+        bool notifies;
+        struct sock_filter *bpf;
+        unsigned short bpf_len;
+        struct ao_launch_limit limits[SPAWNER_LIMITS_MAX];
+        size_t n_limits;
+        bool set_uid, set_gid;
+        uid_t uid;
+        gid_t gid;
+};
+
+static struct profile profiles[SPAWNER_PROFILES_MAX];
+static int devnull = -1;
+static _Alignas(16) char child_stack[CHILD_STACK_SIZE];
+static union {
+        char bytes[SPAWNER_MESSAGE_MAX];
+        uint64_t align;
+} message;
+
+static int register_profile(const struct spawner_profile_msg *m, size_t len)
+{
+        if (len < sizeof(*m) || m->index >= SPAWNER_PROFILES_MAX || m->n_limits > SPAWNER_LIMITS_MAX ||
+            len != sizeof(*m) + (size_t) m->bpf_len * 8 || m->bpf_len > 0xffff)
+                return -EINVAL;
+        struct profile *p = &profiles[m->index];
+        free(p->bpf);
+        *p = (struct profile){
+            .present = true, .notifies = m->notifies, .bpf_len = (unsigned short) m->bpf_len};
+        if (m->bpf_len) {
+                p->bpf = malloc((size_t) m->bpf_len * 8);
+                if (!p->bpf)
+                        return -ENOMEM;
+                memcpy(p->bpf, (const char *) (m + 1), (size_t) m->bpf_len * 8);
+        }
+        memcpy(p->limits, m->limits, sizeof(p->limits));
+        p->n_limits = m->n_limits;
+        p->set_uid = m->set_uid, p->set_gid = m->set_gid;
+        p->uid = m->uid, p->gid = m->gid;
+        return 0;
+}
+
+/* Split the packed strings into the path, cwd, argv and envp vectors (pointing into the message). */
+static int unpack_strings(const struct spawner_spawn_msg *m, size_t len, const char **path, const char **cwd,
+                          char **argv, char **envp)
+{
+        const char *p = (const char *) (m + 1), *end = p + m->strings_len;
+        if (len != sizeof(*m) + m->strings_len || m->strings_len == 0 || end[-1] != '\0')
+                return -EINVAL;
+        size_t want = 2 + (size_t) m->argc + m->envc, got = 0;
+        const char *items[2];
+        for (; p < end; p += strlen(p) + 1, got++) {
+                if (got < 2)
+                        items[got] = p;
+                else if (got < 2 + m->argc)
+                        argv[got - 2] = (char *) p;
+                else if (got < want)
+                        envp[got - 2 - m->argc] = (char *) p;
+        }
+        if (got != want)
+                return -EINVAL;
+        argv[m->argc] = NULL;
+        envp[m->envc] = NULL;
+        *path = items[0];
+        *cwd = items[1][0] ? items[1] : NULL;
+        return 0;
+}
+
+static void send_reply(uint64_t id, pid_t pid, int pidfd, const struct ao_launch_failure *failure)
+{
+        struct spawner_reply_msg r = {.type = SPAWNER_MSG_REPLY, .pid = pid, .id = id};
+        if (failure)
+                r.failure = *failure;
+        struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } control;
+        memset(&control, 0, sizeof(control));
+        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (pidfd >= 0) {
+                msg.msg_control = control.buf;
+                msg.msg_controllen = sizeof(control.buf);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
+        }
+        /* The operator went away if this fails; the next recvmsg sees EOF. */
+        (void) sendmsg(SPAWNER_CONTROL_FD, &msg, MSG_NOSIGNAL);
+}
+
+static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds, size_t n_fds)
+{
+        static char *argv[SPAWNER_MESSAGE_MAX / 16], *envp[SPAWNER_MESSAGE_MAX / 16];
+        const char *path, *cwd;
+        if (n_fds != 2 || m->argc + (size_t) m->envc + 2 > sizeof(argv) / sizeof(argv[0]) ||
+            unpack_strings(m, len, &path, &cwd, argv, envp) < 0 ||
+            (m->profile >= 0 && (m->profile >= SPAWNER_PROFILES_MAX || !profiles[m->profile].present))) {
+                send_reply(m->id, -EINVAL, -1, NULL);
+                return;
+        }
+
+        struct ao_launch l = {
+            .path = path,
+            .argv = argv,
+            .envp = envp,
+            .cwd = cwd,
+            .stdin_fd = devnull,
+            .stdout_fd = fds[0],
+            .stderr_fd = fds[1],
+            .listener_sock = SPAWNER_LISTENER_FD,
+            .listener_tag = m->id,
+        };
+        if (m->profile >= 0) {
+                const struct profile *p = &profiles[m->profile];
+                l.no_new_privs = true;
+                l.bpf = p->bpf_len ? p->bpf : NULL;
+                l.bpf_len = p->bpf_len;
+                l.bpf_notifies = p->notifies;
+                l.limits = p->limits;
+                l.n_limits = p->n_limits;
+                l.set_uid = p->set_uid, l.set_gid = p->set_gid;
+                l.uid = p->uid, l.gid = p->gid;
+        }
+        struct ao_launch_failure failure;
+        int pidfd = -1;
+        pid_t pid = ao_launch_clone(&l, true, child_stack, sizeof(child_stack), &pidfd, &failure);
+        send_reply(m->id, pid, pidfd, &failure);
+        if (pidfd >= 0)
+                (void) close(pidfd);
+}
+
+/* Receive one message with up to 4 fds; returns its length, 0 on EOF, < 0 on error. */
+static ssize_t receive(int *fds, size_t *n_fds)
+{
+        struct iovec iov = {.iov_base = message.bytes, .iov_len = sizeof(message.bytes)};
+        union {
+                char buf[CMSG_SPACE(4 * sizeof(int))];
+                struct cmsghdr align;
+        } control;
+        struct msghdr msg = {.msg_iov = &iov,
+                             .msg_iovlen = 1,
+                             .msg_control = control.buf,
+                             .msg_controllen = sizeof(control.buf)};
+        *n_fds = 0;
+        ssize_t n;
+        do
+                n = recvmsg(SPAWNER_CONTROL_FD, &msg, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        if (n < 0)
+                return -errno;
+        *n_fds = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        memcpy(fds, CMSG_DATA(c), k * sizeof(int));
+                        *n_fds = k;
+                }
+        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+                return -EMSGSIZE; /* fds received so far are still closed by the caller */
+        return n;
+}
+
+int main(void)
+{
+        /* The operator is our parent: die with it, and never outlive it holding children. */
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (devnull < 0) {
+                perror("addon-operator-spawner: /dev/null");
+                return 1;
+        }
+        for (;;) {
+                int fds[4];
+                size_t n_fds;
+                ssize_t n = receive(fds, &n_fds);
+                if (n == 0)
+                        return 0; /* the operator closed the socket */
+                if (n < 0 && n != -EMSGSIZE)
+                        return 1;
+                if (n >= (ssize_t) sizeof(uint32_t)) {
+                        uint32_t type;
+                        memcpy(&type, message.bytes, sizeof(type));
+                        if (type == SPAWNER_MSG_PROFILE)
+                                (void) register_profile((const struct spawner_profile_msg *) message.bytes,
+                                                        (size_t) n);
+                        else if (type == SPAWNER_MSG_SPAWN && (size_t) n >= sizeof(struct spawner_spawn_msg))
+                                spawn((const struct spawner_spawn_msg *) message.bytes, (size_t) n, fds,
+                                      n_fds);
+                }
+                for (size_t i = 0; i < n_fds; i++)
+                        (void) close(fds[i]);
+        }
+}

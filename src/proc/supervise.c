@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Sandbox violations. A sandboxed child installs its seccomp filter with a
+ * user-notification listener and, before exec, sends that listener to the
+ * operator over listener_rx, tagged with its run id. Each syscall the
+ * profile denies then waits for the operator's answer here: it is logged by
+ * name (at most a few per run, then counted) and refused with EPERM, or the
+ * process group is killed when the profile says so.
+ */
+#include <alloca.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <signal.h>
+#include <string.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ao/alloc.h"
+#include "ao/reactor.h"
+#include "ao/sandbox.h"
+#include "internal.h"
+
+#define VIOLATIONS_LOGGED_PER_RUN 10
+
+/* The kernel's notification structs may be larger than our headers say: ask once. */
+static struct seccomp_notif_sizes notif_sizes;
+
+static int answer(int listener, uint64_t id, int error)
+{
+        struct seccomp_notif_resp *resp = alloca(AO_MAX(notif_sizes.seccomp_notif_resp, sizeof(*resp)));
+        memset(resp, 0, AO_MAX(notif_sizes.seccomp_notif_resp, sizeof(*resp)));
+        resp->id = id;
+        resp->error = -error;
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
+                return ao_negative_errno(); /* ENOENT: the caller died meanwhile */
+        return 0;
+}
+
+static void log_violation(struct ao_proc_run *run, const struct seccomp_notif *req)
+{
+        run->result.violations++;
+        if (run->violations_logged >= VIOLATIONS_LOGGED_PER_RUN)
+                return;
+        run->violations_logged++;
+        const char *name = ao_sandbox_syscall_name(req->data.nr);
+        char number[16];
+        (void) snprintf(number, sizeof(number), "%d", req->data.nr);
+        const char *profile = run->profile ? run->profile->name : "none";
+        bool kill_it = run->profile && run->profile->on_violation == AO_SANDBOX_DENY_KILL;
+        const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
+        ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"syscall", name ? name : number}, {"profile", profile}),
+                    "sandbox violation: pid %u called %s, %s by profile '%s'%s", req->pid,
+                    name ? name : number, kill_it ? "killed" : "denied (EPERM)", profile,
+                    run->violations_logged == VIOLATIONS_LOGGED_PER_RUN
+                        ? "; further violations are only counted"
+                        : "");
+        ao_log_context_swap(prev);
+}
+
+static int on_notification(struct ao_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct ao_proc_run *run = userdata;
+        if (revents & AO_IO_IN) {
+                struct seccomp_notif *req = alloca(AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
+                memset(req, 0, AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
+                if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
+                        log_violation(run, req);
+                        (void) answer(fd, req->id, EPERM);
+                        if (run->profile && run->profile->on_violation == AO_SANDBOX_DENY_KILL)
+                                ao_proc_run_kill(run);
+                }
+                return 0;
+        }
+        /* HUP: every process using the filter is gone. */
+        ao_proc_supervise_run_done(run);
+        return 0;
+}
+
+static void attach_listener(struct ao_proc *p, uint64_t id, int listener)
+{
+        struct ao_proc_run *run = ao_proc_run_find(p, id);
+        if (!run || run->listener >= 0) {
+                (void) close(listener);
+                return;
+        }
+        run->listener = listener;
+        int k =
+            ao_reactor_add_io(p->reactor, &run->listener_source, listener, AO_IO_IN, on_notification, run);
+        if (k < 0) {
+                /* Without supervision a denied call would block forever: do not let the hook run. */
+                ao_log_errno(AO_LOG_ERROR, k,
+                             "proc: cannot watch the seccomp listener of run %llu, killing it",
+                             (unsigned long long) id);
+                ao_proc_supervise_run_done(run);
+                ao_proc_run_kill(run);
+        }
+}
+
+/* A child sent its listener: one message, the run id as payload, the fd as SCM_RIGHTS. */
+static int on_listener_message(struct ao_source *s, int fd, uint32_t revents, void *userdata)
+{
+        struct ao_proc *p = userdata;
+        for (;;) {
+                uint64_t id = 0;
+                struct iovec iov = {.iov_base = &id, .iov_len = sizeof(id)};
+                union {
+                        char buf[CMSG_SPACE(sizeof(int))];
+                        struct cmsghdr align;
+                } control;
+                struct msghdr msg = {.msg_iov = &iov,
+                                     .msg_iovlen = 1,
+                                     .msg_control = control.buf,
+                                     .msg_controllen = sizeof(control.buf)};
+                ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+                if (n < 0)
+                        return 0;
+                int listener = -1;
+                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+                if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        memcpy(&listener, CMSG_DATA(c), sizeof(int));
+                if (listener < 0)
+                        continue;
+                if (n != (ssize_t) sizeof(id)) {
+                        (void) close(listener);
+                        continue;
+                }
+                attach_listener(p, id, listener);
+        }
+}
+
+int ao_proc_supervise_setup(struct ao_proc *p)
+{
+        if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &notif_sizes) < 0)
+                notif_sizes = (struct seccomp_notif_sizes){0}; /* old kernel: our struct sizes it is */
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
+                return ao_negative_errno();
+        p->listener_rx = sv[0];
+        p->listener_tx = sv[1];
+        /* Children block on their end rather than fail when the operator is slow to read. */
+        if (fcntl(p->listener_tx, F_SETFL, 0) < 0)
+                return ao_negative_errno();
+        return ao_reactor_add_io(p->reactor, &p->listener_rx_source, p->listener_rx, AO_IO_IN,
+                                 on_listener_message, p);
+}
+
+void ao_proc_supervise_done(struct ao_proc *p)
+{
+        p->listener_rx_source = ao_source_free(p->listener_rx_source);
+        p->listener_rx = ao_safe_close(p->listener_rx);
+        p->listener_tx = ao_safe_close(p->listener_tx);
+}
+
+void ao_proc_supervise_run_done(struct ao_proc_run *run)
+{
+        run->listener_source = ao_source_free(run->listener_source);
+        run->listener = ao_safe_close(run->listener);
+}

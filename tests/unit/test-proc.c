@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Hook processes with real children, on both reactor backends (AO_REACTOR)
+ * and both launch paths (through the spawner, and in process). Helper
+ * programs come from the environment: AO_SPAWNER, AO_HOOKCHECK, AO_MEMHOG.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../tap.h"
+#include "ao/log.h"
+#include "ao/proc.h"
+#include "ao/reactor.h"
+#include "ao/sandbox.h"
+#include "ao/shutdown.h"
+
+extern char **environ;
+
+static struct ao_reactor *reactor;
+static struct ao_proc *proc;
+static const char *mode; /* "spawner" or "in-process" */
+static char *env_path[] = {"PATH=/usr/bin:/bin", NULL};
+
+#define MAX_LINES 64
+
+struct outcome {
+        bool done;
+        struct ao_proc_result result;
+        char describe[256];
+        char *lines[MAX_LINES];
+        int streams[MAX_LINES];
+        size_t n_lines;
+        size_t total_lines;
+        /* fairness probe: lines seen since the loop last turned over */
+        size_t lines_since_turn, max_lines_per_turn;
+};
+
+static void on_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len,
+                    void *userdata)
+{
+        struct outcome *o = userdata;
+        o->total_lines++;
+        o->lines_since_turn++;
+        if (o->lines_since_turn > o->max_lines_per_turn)
+                o->max_lines_per_turn = o->lines_since_turn;
+        if (o->n_lines < MAX_LINES) {
+                o->lines[o->n_lines] = strndup(line, len);
+                o->streams[o->n_lines++] = stream;
+        }
+}
+
+static void on_exit_cb(struct ao_proc_run *run, const struct ao_proc_result *result, void *userdata)
+{
+        struct outcome *o = userdata;
+        o->result = *result;
+        ao_proc_result_describe(result, o->describe, sizeof(o->describe));
+        o->done = true;
+}
+
+static void outcome_done(struct outcome *o)
+{
+        for (size_t i = 0; i < o->n_lines; i++)
+                free(o->lines[i]);
+}
+
+static void wait_done(struct outcome *o)
+{
+        uint64_t give_up = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
+        while (!o->done && ao_clock_now_usec() < give_up)
+                (void) ao_reactor_run_once(reactor, AO_USEC_PER_SEC);
+        if (!o->done)
+                tap_bail("a run never finished");
+}
+
+static int run_spec(struct ao_proc_spec *spec, struct outcome *o)
+{
+        *o = (struct outcome){0};
+        if (!spec->on_exit)
+                spec->on_exit = on_exit_cb;
+        if (!spec->envp)
+                spec->envp = env_path;
+        spec->userdata = o;
+        struct ao_error err = {0};
+        int k = ao_proc_spawn(proc, spec, NULL, &err);
+        if (k < 0) {
+                tap_diag("spawn failed: %s", err.msg);
+                return k;
+        }
+        wait_done(o);
+        return 0;
+}
+
+static int run_sh(const char *script, struct outcome *o)
+{
+        char *argv[] = {"/bin/sh", "-c", (char *) script, NULL};
+        struct ao_proc_spec spec = {.path = "/bin/sh", .argv = argv, .on_line = on_line};
+        return run_spec(&spec, o);
+}
+
+static void test_exit_and_output(void)
+{
+        struct outcome o;
+        tap_is_int(run_sh("echo out; echo err >&2; printf 'no newline'; exit 3", &o), 0, "%s: spawn", mode);
+        tap_is_int(o.result.exit_code, 3, "%s: exit code 3", mode);
+        tap_is_int(o.result.signal, 0, "%s: no signal", mode);
+        tap_is_str(o.describe, "exit code 3", "%s: described", mode);
+        /* Order across the two pipes is not defined; within each it is. */
+        const char *out[2] = {NULL, NULL}, *last_out = NULL, *err = NULL;
+        for (size_t i = 0; i < o.n_lines; i++) {
+                if (o.streams[i] == AO_PROC_STDERR)
+                        err = o.lines[i];
+                else if (!out[0])
+                        out[0] = o.lines[i];
+                else
+                        last_out = o.lines[i];
+        }
+        (void) out[1];
+        tap_is_int(o.n_lines, 3, "%s: three lines", mode);
+        tap_is_str(out[0], "out", "%s: stdout line", mode);
+        tap_is_str(last_out, "no newline", "%s: last line without newline kept", mode);
+        tap_is_str(err, "err", "%s: stderr line", mode);
+        tap_is_int(o.result.output_bytes[AO_PROC_STDOUT], 14, "%s: stdout byte count", mode);
+        tap_ok(o.result.user_usec + o.result.system_usec > 0, "%s: CPU time recorded", mode);
+        outcome_done(&o);
+}
+
+static void test_exec_failure(void)
+{
+        struct outcome o;
+        char *argv[] = {"/nonexistent/hook", NULL};
+        struct ao_proc_spec spec = {.path = "/nonexistent/hook", .argv = argv, .on_line = on_line};
+        tap_is_int(run_spec(&spec, &o), 0, "%s: spawn of a missing file is accepted", mode);
+        tap_is_int(o.result.launch_error, ENOENT, "%s: launch error ENOENT", mode);
+        tap_is_str(o.describe, "execve: No such file or directory", "%s: names the failing step", mode);
+        tap_is_int(o.result.exit_code, 127, "%s: exit code 127", mode);
+
+        char *cwd_argv[] = {"/bin/true", NULL};
+        struct ao_proc_spec bad_cwd = {.path = "/bin/true", .argv = cwd_argv, .cwd = "/nonexistent-dir"};
+        run_spec(&bad_cwd, &o);
+        tap_is_str(o.describe, "chdir: No such file or directory", "%s: a bad cwd is reported as chdir",
+                   mode);
+}
+
+static void test_child_environment(void)
+{
+        const char *hookcheck = getenv("AO_HOOKCHECK");
+        struct outcome o;
+        char *argv[] = {(char *) hookcheck, NULL};
+        struct ao_proc_spec spec = {.path = hookcheck, .argv = argv, .cwd = "/tmp", .on_line = on_line};
+        run_spec(&spec, &o);
+        tap_is_int(o.result.exit_code, 0, "%s: hookcheck ran", mode);
+        const char *want[] = {"fds 0,1,2",
+                              "sigblk 0000000000000000",
+                              "sigign 0000000000000000",
+                              "nnp 0",
+                              "seccomp 0",
+                              "leader yes",
+                              "cwd /tmp"};
+        for (size_t i = 0; i < AO_ARRAY_SIZE(want); i++) {
+                bool found = false;
+                for (size_t j = 0; j < o.n_lines; j++)
+                        found |= strcmp(o.lines[j], want[i]) == 0;
+                tap_ok(found, "%s: child sees '%s'", mode, want[i]);
+        }
+        outcome_done(&o);
+}
+
+static void test_timeout_kills_group(void)
+{
+        struct outcome o;
+        char *argv[] = {"/bin/sh", "-c", "sleep 30 & echo $!; sleep 30", NULL};
+        struct ao_proc_spec spec = {
+            .path = "/bin/sh", .argv = argv, .timeout_usec = 200 * AO_USEC_PER_MSEC, .on_line = on_line};
+        uint64_t start = ao_clock_now_usec();
+        run_spec(&spec, &o);
+        tap_ok(o.result.timed_out, "%s: timed out", mode);
+        tap_is_int(o.result.signal, SIGTERM, "%s: the hook died of SIGTERM", mode);
+        tap_ok(ao_clock_now_usec() - start >= 200 * AO_USEC_PER_MSEC, "%s: not before the timeout", mode);
+        /* The killed sleepers are orphans now: gone once the subreaper has collected them. */
+        pid_t background = o.n_lines ? (pid_t) atoi(o.lines[0]) : 0;
+        uint64_t give_up = ao_clock_now_usec() + 10 * AO_USEC_PER_SEC;
+        while (kill(-o.result.pid, 0) == 0 && ao_clock_now_usec() < give_up)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
+        tap_ok(background > 0 && kill(background, 0) < 0 && errno == ESRCH,
+               "%s: the background sleeper in its group was killed and reaped", mode);
+        tap_ok(kill(-o.result.pid, 0) < 0 && errno == ESRCH, "%s: the process group is empty", mode);
+        outcome_done(&o);
+
+        /* A hook that ignores SIGTERM gets SIGKILL after the grace period. */
+        char *stubborn[] = {"/bin/sh", "-c", "trap '' TERM; sleep 30", NULL};
+        struct ao_proc_spec spec2 = {
+            .path = "/bin/sh", .argv = stubborn, .timeout_usec = 100 * AO_USEC_PER_MSEC, .on_line = on_line};
+        run_spec(&spec2, &o);
+        tap_ok(o.result.timed_out, "%s: stubborn hook timed out", mode);
+        tap_is_int(o.result.signal, SIGKILL, "%s: and was SIGKILLed after the grace period", mode);
+        outcome_done(&o);
+}
+
+static void test_orphans_reaped(void)
+{
+        uint64_t before = ao_proc_orphans_reaped(proc);
+        struct outcome o;
+        /* The grandchild outlives the hook, is re-parented to us (subreaper) and must be reaped. */
+        run_sh("(sleep 0.2; exit 0) & exit 0", &o);
+        tap_is_int(o.result.exit_code, 0, "%s: double-forking hook exits 0", mode);
+        uint64_t give_up = ao_clock_now_usec() + 10 * AO_USEC_PER_SEC;
+        while (ao_proc_orphans_reaped(proc) == before && ao_clock_now_usec() < give_up)
+                (void) ao_reactor_run_once(reactor, AO_USEC_PER_SEC);
+        tap_is_int(ao_proc_orphans_reaped(proc) - before, 1, "%s: the orphaned sleeper was reaped", mode);
+        siginfo_t si = {0};
+        int k = waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT);
+        bool spawner_only = k == 0 && si.si_pid == 0;
+        tap_ok((k < 0 && errno == ECHILD) || spawner_only, "%s: no zombie left", mode);
+        outcome_done(&o);
+}
+
+static int on_turn(struct ao_source *s, void *userdata)
+{
+        struct outcome *o = userdata;
+        o->lines_since_turn = 0;
+        return 0;
+}
+
+static void test_big_output_keeps_loop_turning(void)
+{
+        struct outcome o = {0};
+        struct ao_source *turn;
+        /* A post source runs after every iteration: lines between two of them = work per iteration. */
+        ao_reactor_add_post(reactor, &turn, on_turn, &o);
+        char *argv[] = {"/bin/sh", "-c", "head -c 10000000 /dev/zero | tr '\\0' a | fold -w 99", NULL};
+        struct ao_proc_spec spec = {.path = "/bin/sh", .argv = argv, .on_line = on_line, .envp = env_path};
+        spec.on_exit = on_exit_cb;
+        spec.userdata = &o;
+        ao_proc_spawn(proc, &spec, NULL, NULL);
+        wait_done(&o);
+        ao_source_free(turn);
+        tap_is_int(o.result.output_bytes[AO_PROC_STDOUT], 10000000 + 10000000 / 99, "%s: every byte read",
+                   mode);
+        /* Per-run cap (1 MiB in this test) reached: the rest was read but not handed on. */
+        tap_ok(o.result.output_truncated, "%s: output cap reached", mode);
+        tap_ok(o.total_lines < 1024 * 1024 / 99 + 2, "%s: lines past the cap not passed on (%zu)", mode,
+               o.total_lines);
+        tap_ok(o.max_lines_per_turn <= 4 * 64 * 1024 / 100 + 2,
+               "%s: the loop turned over at least every 256 KiB (max %zu lines per iteration)", mode,
+               o.max_lines_per_turn);
+        outcome_done(&o);
+}
+
+static void test_long_line_capped(void)
+{
+        struct outcome o;
+        run_sh("head -c 200000 /dev/zero | tr '\\0' b; echo; echo after", &o);
+        tap_is_int(o.n_lines, 2, "%s: an over-long line and the next one", mode);
+        size_t want = 64 * 1024 + strlen(" ...(line truncated)");
+        tap_is_int(o.n_lines ? strlen(o.lines[0]) : 0, want, "%s: long line cut at the line cap", mode);
+        tap_ok(o.n_lines && strstr(o.lines[0], "...(line truncated)"), "%s: and marked", mode);
+        tap_is_str(o.n_lines > 1 ? o.lines[1] : NULL, "after", "%s: next line intact", mode);
+        outcome_done(&o);
+}
+
+static void test_garbage_logged_safely(int log_read)
+{
+        struct outcome o;
+        char *argv[] = {"/bin/sh", "-c", "printf 'x\\000y\\377\\033[31mz\\n' >&2", NULL};
+        struct ao_proc_spec spec = {
+            .path = "/bin/sh", .argv = argv, .log_context = {.hook = "hooks/garbage"}};
+        run_spec(&spec, &o);
+        char buf[4096];
+        ssize_t n = read(log_read, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        tap_is_str(buf,
+                   "{\"level\":\"info\",\"msg\":\"x\xef\xbf\xbdy\xef\xbf\xbd\\u001b[31mz\",\"hook\":\"hooks/"
+                   "garbage\","
+                   "\"output\":\"stderr\"}\n",
+                   "%s: NUL, invalid UTF-8 and escape sequences logged as valid JSON", mode);
+}
+
+static void test_max_rss(void)
+{
+        const char *memhog = getenv("AO_MEMHOG");
+        uint64_t rss[3];
+        const char *sizes[3] = {"0", "4", "64"};
+        for (int i = 0; i < 3; i++) {
+                struct outcome o;
+                char *argv[] = {(char *) memhog, (char *) sizes[i], NULL};
+                struct ao_proc_spec spec = {.path = memhog, .argv = argv, .on_line = on_line};
+                run_spec(&spec, &o);
+                rss[i] = o.result.max_rss_bytes;
+        }
+        tap_diag("%s: max RSS: idle %llu KiB, 4 MiB hog %llu KiB, 64 MiB hog %llu KiB", mode,
+                 (unsigned long long) rss[0] >> 10, (unsigned long long) rss[1] >> 10,
+                 (unsigned long long) rss[2] >> 10);
+        if (!ao_proc_uses_spawner(proc)) {
+                tap_ok(rss[2] >= 64u << 20,
+                       "%s: in process, max RSS is at least the hook's (%s) # SKIP exactness "
+                       "needs the spawner",
+                       mode, sizes[2]);
+                return;
+        }
+        double four = (double) (rss[1] - AO_MIN(rss[1], rss[0])),
+               sixty_four = (double) (rss[2] - AO_MIN(rss[2], rss[0]));
+        tap_ok(four > 0.8 * (4 << 20) && four < 1.2 * (4 << 20),
+               "%s: 4 MiB hog reported within 20%% (%.0f KiB)", mode, four / 1024);
+        tap_ok(sixty_four > 0.8 * (64 << 20) && sixty_four < 1.2 * (64 << 20),
+               "%s: 64 MiB hog reported within 20%% (%.0f KiB)", mode, sixty_four / 1024);
+        tap_ok(rss[0] < 2u << 20, "%s: an idle hook reports its own small RSS, not the operator's (%llu KiB)",
+               mode, (unsigned long long) rss[0] >> 10);
+}
+
+static void test_kill_and_shutdown(void)
+{
+        struct outcome o = {0};
+        char *argv[] = {"/bin/sh", "-c", "sleep 30", NULL};
+        struct ao_proc_spec spec = {
+            .path = "/bin/sh", .argv = argv, .envp = env_path, .on_exit = on_exit_cb, .userdata = &o};
+        struct ao_proc_run *run;
+        tap_is_int(ao_proc_spawn(proc, &spec, &run, NULL), 0, "%s: spawn for kill", mode);
+        tap_is_int(ao_proc_running(proc), 1, "%s: one running", mode);
+        ao_proc_run_kill(run);
+        wait_done(&o);
+        tap_ok(o.result.killed && o.result.signal == SIGKILL, "%s: killed run reports SIGKILL", mode);
+        tap_is_int(ao_proc_running(proc), 0, "%s: none running", mode);
+
+        struct ao_shutdown *sd;
+        ao_shutdown_new(reactor, AO_USEC_PER_SEC, &sd);
+        ao_proc_attach_shutdown(proc, sd);
+        ao_shutdown_begin(sd, 0);
+        struct ao_error err = {0};
+        o = (struct outcome){0};
+        tap_is_int(ao_proc_spawn(proc, &spec, NULL, &err), -ESHUTDOWN, "%s: no new runs after shutdown began",
+                   mode);
+        ao_shutdown_free(sd);
+}
+
+static void setup(bool use_spawner)
+{
+        struct ao_proc_options options = {
+            .spawner_path = use_spawner ? getenv("AO_SPAWNER") : "",
+            .kill_grace_usec = 200 * AO_USEC_PER_MSEC,
+            .output_max = 1024 * 1024,
+            .subreaper = true,
+        };
+        struct ao_error err = {0};
+        if (ao_proc_new(reactor, &options, &proc, &err) < 0)
+                tap_bail(err.msg);
+        mode = use_spawner ? "spawner" : "in-process";
+        if (use_spawner && !ao_proc_uses_spawner(proc))
+                tap_bail("the spawner did not start");
+}
+
+int main(void)
+{
+        sigset_t all;
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, NULL);
+        /* Dispositions a careless parent might leave: children must not inherit them. */
+        signal(SIGPIPE, SIG_IGN);
+        signal(SIGUSR1, SIG_IGN);
+
+        int log_pipe[2];
+        if (pipe2(log_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+                tap_bail("pipe2");
+        struct ao_log_options lo = {
+            .format = AO_LOG_FORMAT_JSON, .level = AO_LOG_INFO, .no_time = true, .fd = log_pipe[1]};
+        ao_log_setup(&lo);
+
+        const char *backend = getenv("AO_REACTOR");
+        struct ao_error err = {0};
+        if (ao_reactor_new(ao_reactor_backend_from_string(backend ? backend : "epoll"), &reactor, &err) < 0)
+                tap_skip_all(err.msg);
+
+        for (int use_spawner = 1; use_spawner >= 0; use_spawner--) {
+                setup(use_spawner);
+                test_exit_and_output();
+                test_exec_failure();
+                test_child_environment();
+                test_timeout_kills_group();
+                test_orphans_reaped();
+                test_big_output_keeps_loop_turning();
+                test_long_line_capped();
+                /* Drain what earlier tests logged (warnings about the cap), then check a clean line. */
+                char drain[65536];
+                while (read(log_pipe[0], drain, sizeof(drain)) > 0)
+                        ;
+                test_garbage_logged_safely(log_pipe[0]);
+                test_max_rss();
+                test_kill_and_shutdown();
+                ao_proc_free(proc);
+        }
+        ao_reactor_free(reactor);
+        ao_log_shutdown(0);
+        return tap_done();
+}
