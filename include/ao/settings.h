@@ -88,6 +88,12 @@ struct ao_settings {
         /* runtime */
         enum ao_reactor_backend_choice reactor; /* auto */
         uint64_t shutdown_timeout_usec;         /* 30s */
+
+        /* hook processes */
+        uint64_t hook_timeout_usec; /* 0: none */
+        char *sandbox_profile;      /* "default" */
+        char *sandbox_profiles_dir; /* "" */
+        char *spawner_path;         /* "": next to the binary */
 };
 
 /** Where a setting's value came from. */

@@ -41,6 +41,7 @@ enum ao_setting_section {
         AO_SETTING_SECTION_LOG,
         AO_SETTING_SECTION_DEBUG,
         AO_SETTING_SECTION_RUNTIME,
+        AO_SETTING_SECTION_HOOKS,
         _AO_SETTING_SECTION_MAX,
 };
 

@@ -34,6 +34,7 @@ const char *const ao_setting_section_names[_AO_SETTING_SECTION_MAX] = {
     [AO_SETTING_SECTION_LOG] = "Logging",
     [AO_SETTING_SECTION_DEBUG] = "Debugging",
     [AO_SETTING_SECTION_RUNTIME] = "Runtime",
+    [AO_SETTING_SECTION_HOOKS] = "Hook processes and sandbox",
 };
 
 const struct ao_setting_def ao_setting_defs[] = {
@@ -162,6 +163,20 @@ const struct ao_setting_def ao_setting_defs[] = {
     {AO_SETTING_SECTION_RUNTIME, FLAGS("shutdown-timeout"), ENVS("ADDON_OPERATOR_SHUTDOWN_TIMEOUT"), "30s",
      AO_SETTING_TYPE_DURATION, FIELD(shutdown_timeout_usec),
      .help = "Grace period for running hooks and Helm after SIGTERM"},
+
+    /* hook processes */
+    {AO_SETTING_SECTION_HOOKS, FLAGS("hook-timeout"), ENVS("ADDON_OPERATOR_HOOK_TIMEOUT"), "0",
+     AO_SETTING_TYPE_DURATION, FIELD(hook_timeout_usec),
+     .help = "Kill a hook's process group after this long (0: no timeout)"},
+    {AO_SETTING_SECTION_HOOKS, FLAGS("sandbox-profile"), ENVS("ADDON_OPERATOR_SANDBOX_PROFILE"), "default",
+     AO_SETTING_TYPE_STRING, FIELD(sandbox_profile), .metavar = "NAME",
+     .help = "Sandbox profile for hooks without their own: default, strict, none or a custom one"},
+    {AO_SETTING_SECTION_HOOKS, FLAGS("sandbox-profiles-dir"), ENVS("ADDON_OPERATOR_SANDBOX_PROFILES_DIR"), "",
+     AO_SETTING_TYPE_STRING, FIELD(sandbox_profiles_dir), .metavar = "DIR",
+     .help = "Directory with extra or replacement *.policy sandbox profiles"},
+    {AO_SETTING_SECTION_HOOKS, FLAGS("spawner-path"), ENVS("ADDON_OPERATOR_SPAWNER"), "",
+     AO_SETTING_TYPE_STRING, FIELD(spawner_path), .metavar = "PATH",
+     .help = "The hook spawner binary (empty: addon-operator-spawner next to the operator)"},
 };
 
 const size_t ao_setting_defs_count = AO_ARRAY_SIZE(ao_setting_defs);
