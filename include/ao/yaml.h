@@ -5,15 +5,21 @@
  * YAML and JSON documents as cJSON trees: the loader every file from users
  * goes through (values.yaml, hook configs, sandbox profiles, kubeconfig).
  *
- * Scalars resolve the way Kubernetes users expect (YAML 1.2 core schema plus
- * the YAML 1.1 booleans Kubernetes tooling accepts): true/false (also
- * True/TRUE/yes/no/on/off... see yaml.c), null/~/empty, integers (decimal,
- * 0x, 0o), floats (.inf, .nan included), and every quoted scalar stays a
- * string. Anchors and aliases are supported with a cap on expanded nodes
- * (no billion-laughs); duplicate mapping keys are an error; non-string keys
- * are converted to their string form. Errors carry "file:line:column: what".
+ * Plain scalars resolve the way sigs.k8s.io/yaml (go-yaml v2, YAML 1.1)
+ * resolves them, so a values.yaml means here what it means to kubectl and
+ * Helm: null/~/empty, true/false plus the YAML 1.1 y/yes/on/n/no/off
+ * spellings, integers (decimal, 0x, 0o, 0b, leading-0 octal, '_' ignored),
+ * floats (.inf, .nan included). Quoted and block scalars stay strings.
+ * yaml.c has the complete table. Numbers become cJSON doubles: integers
+ * beyond 2^53 lose precision exactly as they do in JSON.
  *
- * Non-logging module: callers log. Thread-safe (no global state).
+ * Anchors, aliases and merge keys ('<<') are supported, with caps on what
+ * aliases may expand to (no billion laughs); duplicate mapping keys are an
+ * error; non-string keys are converted to their string form. Errors read
+ * "file:line:column: what", 1-based.
+ *
+ * Non-logging module: callers log. Thread-safe (no global state; the
+ * process must keep the C locale for LC_NUMERIC, which it never changes).
  */
 
 #include <stddef.h>
@@ -23,26 +29,53 @@
 struct cJSON;
 
 /* Limits applied while loading; exceeding one is an error, never a crash. */
-#define AO_YAML_MAX_INPUT   (64u * 1024 * 1024) /* bytes */
-#define AO_YAML_MAX_DEPTH   256                 /* nesting of mappings and sequences */
-#define AO_YAML_MAX_NODES   (4u * 1024 * 1024)  /* nodes after alias expansion */
+#define AO_YAML_MAX_INPUT       (64u * 1024 * 1024) /* bytes */
+#define AO_YAML_MAX_DEPTH       256                 /* nesting of mappings and sequences */
+#define AO_YAML_MAX_NODES       (4u * 1024 * 1024)  /* nodes (keys included) after alias expansion */
+#define AO_YAML_MAX_ALIAS_BYTES (8u * 1024 * 1024)  /* string bytes copied by aliases and merge keys */
+/*
+ * Longest mapping key, in characters of its JSON string form without the
+ * quotes: YAML's simple-key limit, so that every loaded document can be
+ * written out as JSON and read back (libyaml refuses longer JSON keys).
+ */
+#define AO_YAML_MAX_KEY_CHARS 1022
 
 /**
  * Parse one YAML (or JSON, which is YAML) document from @text (@len bytes,
  * need not be NUL-terminated) into a new cJSON tree in @ret (owned by the
  * caller). An empty document gives a cJSON null. More than one document is
  * an error. @filename names the input in error messages (may be NULL: "<input>").
+ *
+ * Besides AO_YAML_MAX_NODES, aliases are held to go-yaml's ratio
+ * ("document contains excessive aliasing": above 1000 nodes, at most 99% of
+ * them may come from aliases, sliding down to 10% at 4M nodes), so memory
+ * stays proportional to the input.
+ *
+ * Returns 0, -EINVAL (syntax or content, message in @reterr), -EFBIG (input
+ * over AO_YAML_MAX_INPUT), -E2BIG (a limit above was exceeded) or -ENOMEM.
  */
 int ao_yaml_load(const char *text, size_t len, const char *filename, struct cJSON **ret,
                  struct ao_error *reterr);
 
-/** Read and parse the file at @path (capped at AO_YAML_MAX_INPUT). */
+/**
+ * Read and parse the file at @path (capped at AO_YAML_MAX_INPUT). Read
+ * errors are "cannot read 'path': strerror" with the -errno code; parse
+ * errors are those of ao_yaml_load() with @path as the file name.
+ */
 int ao_yaml_load_file(const char *path, struct cJSON **ret, struct ao_error *reterr);
 
 /**
  * Canonical JSON text of @json: object keys sorted by byte value at every
- * level, no insignificant whitespace, numbers in the shortest form that
- * round-trips. Equal documents give equal text: used for checksums.
- * Returns a malloc'd string (caller frees) or NULL on allocation failure.
+ * level (equal keys keep their order), no insignificant whitespace, integers
+ * below 1e21 without exponent or fraction, other numbers in the shortest of
+ * %.15g/%.16g/%.17g that round-trips, NaN and infinities as null (as
+ * cJSON_Print and JSON.stringify do). Equal documents give equal text: used
+ * for checksums. The text of a tree from ao_yaml_load() loads back to the
+ * same canonical text (C1 controls, U+2028/U+2029 and U+FFFE/U+FFFF are
+ * written as \u escapes: YAML reads them raw as line breaks or refuses them)
+ * unless aliases expanded it past AO_YAML_MAX_INPUT.
+ * @json is not modified; no recursion, so any depth is fine.
+ * Returns a malloc'd string (caller frees); allocation failure aborts, as
+ * for every ao_strbuf.
  */
 char *ao_json_canonical(const struct cJSON *json);

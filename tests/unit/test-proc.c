@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -334,6 +335,123 @@ static void test_kill_and_shutdown(void)
         ao_shutdown_free(sd);
 }
 
+static struct ao_sandbox_profiles *profiles;
+static struct ao_sandbox_profile *killer_profiles[2];
+static size_t n_killers;
+
+static bool has_line(const struct outcome *o, const char *want)
+{
+        for (size_t i = 0; i < o->n_lines; i++)
+                if (strcmp(o->lines[i], want) == 0)
+                        return true;
+        return false;
+}
+
+static void read_log(int log_read, char *buf, size_t size)
+{
+        size_t len = 0;
+        ssize_t n;
+        while (len + 1 < size && (n = read(log_read, buf + len, size - 1 - len)) > 0)
+                len += (size_t) n;
+        buf[len] = '\0';
+}
+
+static void test_sandbox_default(int log_read)
+{
+        const struct ao_sandbox_profile *def = ao_sandbox_profiles_find(profiles, "default");
+        const char *hookcheck = getenv("AO_HOOKCHECK"), *forbidden = getenv("AO_FORBIDDEN");
+        struct outcome o;
+        char *check_argv[] = {(char *) hookcheck, NULL};
+        struct ao_proc_spec check = {
+            .path = hookcheck, .argv = check_argv, .profile = def, .on_line = on_line};
+        run_spec(&check, &o);
+        tap_ok(o.result.exit_code == 0 && has_line(&o, "nnp 1") && has_line(&o, "seccomp 2") &&
+                   has_line(&o, "fds 0,1,2"),
+               "%s: under 'default': no_new_privs, a seccomp filter, and still only fds 0-2", mode);
+        outcome_done(&o);
+
+        char target[] = "/tmp/ao-test-mount.XXXXXX";
+        if (!mkdtemp(target))
+                tap_bail("mkdtemp");
+        char *argv[] = {(char *) forbidden, target, NULL};
+        struct ao_proc_spec spec = {.path = forbidden,
+                                    .argv = argv,
+                                    .profile = def,
+                                    .on_line = on_line,
+                                    .log_context = {.module = "mod", .hook = "hooks/forbidden"}};
+        char drain[65536];
+        read_log(log_read, drain, sizeof(drain));
+        run_spec(&spec, &o);
+        (void) umount2(target, MNT_DETACH); /* only mounted if the sandbox failed */
+        (void) rmdir(target);
+        const char *calls[] = {"ptrace", "mount", "unshare", "bpf"};
+        char log[65536];
+        read_log(log_read, log, sizeof(log));
+        for (size_t i = 0; i < AO_ARRAY_SIZE(calls); i++) {
+                char want[64];
+                snprintf(want, sizeof(want), "%s EPERM", calls[i]);
+                tap_ok(has_line(&o, want), "%s: default profile: %s fails with EPERM", mode, calls[i]);
+                char logged[512];
+                snprintf(logged, sizeof(logged),
+                         "called %s, denied (EPERM) by profile 'default'\",\"module\":\"mod\",\"hook\":"
+                         "\"hooks/forbidden\",\"syscall\":\"%s\",\"profile\":\"default\"}",
+                         calls[i], calls[i]);
+                tap_ok(strstr(log, logged) != NULL, "%s: default profile: the %s violation is logged by name",
+                       mode, calls[i]);
+        }
+        tap_is_int(o.result.violations, 4, "%s: four violations counted", mode);
+        tap_is_int(o.result.exit_code, 0, "%s: the hook itself went on", mode);
+        outcome_done(&o);
+}
+
+static void test_sandbox_strict(void)
+{
+        const struct ao_sandbox_profile *strict = ao_sandbox_profiles_find(profiles, "strict");
+        struct {
+                const char *path, *script, *want;
+        } cases[] = {
+            {"/bin/bash", "x=$((1+2)); echo $x; echo hi | cat", "3"},
+            {"/bin/sh", "ls / >/dev/null && echo listed", "listed"},
+            {"/usr/bin/python3", "import json; print(json.dumps({'a': 1}))", "{\"a\": 1}"},
+        };
+        for (size_t i = 0; i < AO_ARRAY_SIZE(cases); i++) {
+                if (access(cases[i].path, X_OK) < 0) {
+                        tap_ok(true, "%s: strict: %s # SKIP not installed", mode, cases[i].path);
+                        continue;
+                }
+                struct outcome o;
+                char *argv[] = {(char *) cases[i].path, "-c", (char *) cases[i].script, NULL};
+                struct ao_proc_spec spec = {
+                    .path = cases[i].path, .argv = argv, .profile = strict, .on_line = on_line};
+                run_spec(&spec, &o);
+                tap_ok(o.result.exit_code == 0 && o.result.violations == 0 && has_line(&o, cases[i].want),
+                       "%s: strict: %s works (exit %d, %u violations)", mode, cases[i].path,
+                       o.result.exit_code, o.result.violations);
+                outcome_done(&o);
+        }
+}
+
+static void test_sandbox_kill_action(void)
+{
+        static const char policy[] = "seccomp:\n  default: allow\n  deny: [ptrace]\non-violation: kill\n";
+        struct ao_sandbox_profile *killer;
+        struct ao_error err = {0};
+        if (ao_sandbox_profile_parse("killer", policy, sizeof(policy) - 1, "killer.policy", &killer, &err) <
+            0)
+                tap_bail(err.msg);
+        const char *forbidden = getenv("AO_FORBIDDEN");
+        char *argv[] = {(char *) forbidden, "/nonexistent", NULL};
+        struct outcome o;
+        struct ao_proc_spec spec = {.path = forbidden, .argv = argv, .profile = killer, .on_line = on_line};
+        run_spec(&spec, &o);
+        tap_ok(o.result.killed && o.result.signal == SIGKILL && o.result.violations == 1,
+               "%s: on-violation kill: the hook is killed at its first denied call", mode);
+        tap_ok(!has_line(&o, "mount EPERM"), "%s: and gets no further", mode);
+        outcome_done(&o);
+        /* The spawner keeps the profile registered by address: only free it with the launcher. */
+        killer_profiles[n_killers++] = killer;
+}
+
 static void setup(bool use_spawner)
 {
         struct ao_proc_options options = {
@@ -371,6 +489,8 @@ int main(void)
         if (ao_reactor_new(ao_reactor_backend_from_string(backend ? backend : "epoll"), &reactor, &err) < 0)
                 tap_skip_all(err.msg);
 
+        if (ao_sandbox_profiles_load(NULL, &profiles, &err) < 0)
+                tap_bail(err.msg);
         for (int use_spawner = 1; use_spawner >= 0; use_spawner--) {
                 setup(use_spawner);
                 test_exit_and_output();
@@ -386,9 +506,15 @@ int main(void)
                         ;
                 test_garbage_logged_safely(log_pipe[0]);
                 test_max_rss();
+                test_sandbox_default(log_pipe[0]);
+                test_sandbox_strict();
+                test_sandbox_kill_action();
                 test_kill_and_shutdown();
                 ao_proc_free(proc);
         }
+        for (size_t i = 0; i < n_killers; i++)
+                ao_sandbox_profile_free(killer_profiles[i]);
+        ao_sandbox_profiles_free(profiles);
         ao_reactor_free(reactor);
         ao_log_shutdown(0);
         return tap_done();
