@@ -7,11 +7,13 @@
  * posix_spawn + waitpid of the same command.
  *
  * Usage: bench-spawn [N] [PROFILE] [IN_FLIGHT]   (defaults: 2000, default, 1)
- * PROFILE "none" runs without a sandbox. Needs build/addon-operator-spawner
- * next to this binary's build tree (AO_SPAWNER overrides).
- * Prints runs/s for both, the ratio (operator / bare; 1.0 = no overhead)
- * and the operator's own CPU per hook (getrusage of this process, children
- * excluded, divided by N).
+ * PROFILE "none" runs without a sandbox. The spawner is found next to the
+ * operator binary (AO_SPAWNER overrides).
+ * The N runs are split into 5 rounds that alternate bare / operator, so a
+ * change in machine load hits both; the median of the per-round ratios is
+ * reported (operator rate / bare rate; 1.0 = no overhead), with the
+ * operator's own CPU per hook: this process plus the spawner (from
+ * /proc/<pid>/stat), hooks excluded.
  */
 #include <signal.h>
 #include <spawn.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "ao/log.h"
 #include "ao/proc.h"
@@ -37,6 +40,34 @@ static uint64_t self_cpu_usec(void)
         getrusage(RUSAGE_SELF, &ru);
         return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * AO_USEC_PER_SEC +
                (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+#define ROUNDS 5
+
+/* utime + stime of another process, in µs. */
+static uint64_t proc_cpu_usec(pid_t pid)
+{
+        if (pid <= 0)
+                return 0;
+        char path[64], buf[1024];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+                return 0;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *p = strrchr(buf, ')');
+        unsigned long long utime = 0, stime = 0;
+        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+                return 0;
+        return (utime + stime) * AO_USEC_PER_SEC / (uint64_t) sysconf(_SC_CLK_TCK);
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+        double x = *(const double *) a, y = *(const double *) b;
+        return x < y ? -1 : x > y;
 }
 
 static double bare(long n, int in_flight)
@@ -92,15 +123,18 @@ static void start_one(struct driver *d)
         d->started++;
 }
 
-static double through_operator(struct ao_reactor *r, struct driver *d, int in_flight, uint64_t *ret_cpu)
+/* Run @n more hooks through the launcher; returns runs/s and adds the operator's CPU to *cpu. */
+static double through_operator(struct ao_reactor *r, struct driver *d, long n, int in_flight, uint64_t *cpu)
 {
-        uint64_t start = ao_clock_now_usec(), cpu = self_cpu_usec();
+        pid_t spawner = ao_proc_spawner_pid_of(d->proc);
+        uint64_t start = ao_clock_now_usec(), cpu0 = self_cpu_usec() + proc_cpu_usec(spawner);
+        d->n += n;
         for (int i = 0; i < in_flight && d->started < d->n; i++)
                 start_one(d);
         while (d->finished < d->n)
                 ao_reactor_run_once(r, AO_USEC_PER_SEC);
-        *ret_cpu = self_cpu_usec() - cpu;
-        return (double) d->n * 1e6 / (double) (ao_clock_now_usec() - start);
+        *cpu += self_cpu_usec() + proc_cpu_usec(spawner) - cpu0;
+        return (double) n * 1e6 / (double) (ao_clock_now_usec() - start);
 }
 
 int main(int argc, char **argv)
@@ -137,31 +171,37 @@ int main(int argc, char **argv)
                 }
         }
         struct ao_proc_options po = {.spawner_path = getenv("AO_SPAWNER"), .subreaper = true};
-        struct driver d = {.profile = profile, .n = n};
+        struct driver d = {.profile = profile};
         if (ao_proc_new(r, &po, &d.proc, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
         }
 
         /* Warm both paths (page cache, spawner start) before measuring. */
+        uint64_t cpu = 0;
         (void) bare(20, 1);
-        struct driver warm = {.proc = d.proc, .profile = profile, .n = 20};
-        uint64_t ignored;
-        (void) through_operator(r, &warm, 1, &ignored);
+        (void) through_operator(r, &d, 20, 1, &cpu);
+        cpu = 0;
+        d.failed = 0;
 
-        double bare_rate = bare(n, in_flight);
-        uint64_t cpu;
-        double op_rate = through_operator(r, &d, in_flight, &cpu);
-        double bare_rate2 = bare(n, in_flight); /* again, so a drift in machine load shows */
+        double bare_rates[ROUNDS], op_rates[ROUNDS], ratios[ROUNDS];
+        for (int i = 0; i < ROUNDS; i++) {
+                bare_rates[i] = bare(n / ROUNDS, in_flight);
+                op_rates[i] = through_operator(r, &d, n / ROUNDS, in_flight, &cpu);
+                ratios[i] = op_rates[i] / bare_rates[i];
+        }
+        qsort(bare_rates, ROUNDS, sizeof(double), compare_doubles);
+        qsort(op_rates, ROUNDS, sizeof(double), compare_doubles);
+        qsort(ratios, ROUNDS, sizeof(double), compare_doubles);
 
-        printf("# bench-spawn N=%ld profile=%s in-flight=%d launcher=%s backend=%s\n", n, profile_name,
-               in_flight, ao_proc_uses_spawner(d.proc) ? "spawner" : "in-process",
-               ao_reactor_backend_name(r));
-        printf("bare posix_spawn+waitpid   %8.0f runs/s (before) %8.0f runs/s (after)\n", bare_rate,
-               bare_rate2);
-        printf("operator                   %8.0f runs/s  ratio %.2f  failed %ld\n", op_rate,
-               op_rate / ((bare_rate + bare_rate2) / 2), d.failed);
-        printf("operator CPU per hook      %8.1f us\n", (double) cpu / (double) n);
+        printf("# bench-spawn N=%ld profile=%s in-flight=%d launcher=%s backend=%s (medians of %d rounds)\n",
+               n, profile_name, in_flight, ao_proc_uses_spawner(d.proc) ? "spawner" : "in-process",
+               ao_reactor_backend_name(r), ROUNDS);
+        printf("bare posix_spawn+waitpid  %8.0f runs/s\n", bare_rates[ROUNDS / 2]);
+        printf("operator                  %8.0f runs/s  ratio %.2f (rounds %.2f-%.2f)  failed %ld\n",
+               op_rates[ROUNDS / 2], ratios[ROUNDS / 2], ratios[0], ratios[ROUNDS - 1], d.failed);
+        printf("operator CPU per hook     %8.1f us (operator + spawner)\n",
+               (double) cpu / (double) (n / ROUNDS * ROUNDS));
 
         ao_proc_free(d.proc);
         ao_sandbox_profiles_free(profiles);

@@ -45,10 +45,10 @@ struct ao_sandbox_rlimit {
 
 /** A compiled profile. Owned by its ao_sandbox_profiles set; immutable after loading. */
 struct ao_sandbox_profile {
-        char *name;                    /* "default", "strict", "none", "helm", ... */
-        bool has_filter;               /* false for "none": no seccomp at all */
-        struct sock_filter *bpf;       /* owned; NULL when !has_filter */
-        unsigned short bpf_len;        /* instructions */
+        char *name;              /* "default", "strict", "none", "helm", ... */
+        bool has_filter;         /* false for "none": no seccomp at all */
+        struct sock_filter *bpf; /* owned; NULL when !has_filter */
+        unsigned short bpf_len;  /* instructions */
         enum ao_sandbox_violation_action on_violation;
         struct ao_sandbox_rlimit rlimits[AO_SANDBOX_RLIMITS_MAX];
         size_t n_rlimits;
@@ -65,7 +65,8 @@ struct ao_sandbox_profiles;
  * NULL or ""), which may add profiles or replace built-in ones by name.
  * Errors name the file and key: "sandbox/profiles/strict.policy: rlimits.nofile: ...".
  */
-int ao_sandbox_profiles_load(const char *extra_dir, struct ao_sandbox_profiles **ret, struct ao_error *reterr);
+int ao_sandbox_profiles_load(const char *extra_dir, struct ao_sandbox_profiles **ret,
+                             struct ao_error *reterr);
 struct ao_sandbox_profiles *ao_sandbox_profiles_free(struct ao_sandbox_profiles *set);
 
 /** The profile named @name, or NULL. */

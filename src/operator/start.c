@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ao/operator.h"
 
+#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #include "ao-build-config.h"
 #include "ao/log.h"
+#include "ao/proc.h"
 #include "ao/reactor.h"
+#include "ao/sandbox.h"
 #include "ao/shutdown.h"
 
 /* Everything the running operator owns; torn down in reverse order. */
-struct operator
-{
+struct operator_state {
         const struct ao_settings *settings; /* borrowed from the caller */
         struct ao_reactor *reactor;
         struct ao_shutdown *shutdown;
+        struct ao_sandbox_profiles *profiles;
+        const struct ao_sandbox_profile *default_profile; /* borrowed from profiles */
+        struct ao_proc *proc;
         struct ao_source *log_wakeup;   /* the log backlog became non-empty (any thread) */
         struct ao_source *log_writable; /* the log output can take more */
 };
@@ -58,7 +63,7 @@ static enum ao_reactor_backend reactor_backend_of(enum ao_reactor_backend_choice
         }
 }
 
-static int create_reactor(struct operator* op)
+static int create_reactor(struct operator_state *op)
 {
         struct ao_error err = {0};
         int k = ao_reactor_new(reactor_backend_of(op->settings->reactor), &op->reactor, &err);
@@ -91,7 +96,7 @@ static int on_log_writable(struct ao_source *s, int fd, uint32_t revents, void *
 
 static int on_log_backlog(struct ao_source *s, void *userdata)
 {
-        struct operator* op = userdata;
+        struct operator_state *op = userdata;
         if (ao_log_backlog_bytes() > 0)
                 (void) ao_source_set_enabled(op->log_writable, AO_SOURCE_ON);
         return 0;
@@ -102,7 +107,7 @@ static void notify_log_backlog(void *userdata)
         ao_source_wakeup(userdata);
 }
 
-static int watch_log_backlog(struct operator* op)
+static int watch_log_backlog(struct operator_state *op)
 {
         int k =
             ao_reactor_add_io(op->reactor, &op->log_writable, ao_log_fd(), AO_IO_OUT, on_log_writable, op);
@@ -128,9 +133,51 @@ static void log_start_banner(const struct ao_settings *s)
         ao_log(AO_LOG_INFO, "no module lifecycle in this build yet: the operator idles until it is stopped");
 }
 
-static void operator_done(struct operator* op)
+/*
+ * Hooks run as the operator's user unless their profile drops it: keep
+ * them from reading or writing the operator's memory through /proc or
+ * ptrace (no Yama on many hosts), and from attaching to it.
+ */
+static void harden_self(void)
+{
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                ao_log_errno(AO_LOG_WARN, -errno, "prctl(PR_SET_DUMPABLE) failed, ignoring");
+}
+
+static int setup_hook_processes(struct operator_state *op)
+{
+        const struct ao_settings *s = op->settings;
+        struct ao_error err = {0};
+        if (ao_sandbox_profiles_load(s->sandbox_profiles_dir, &op->profiles, &err) < 0) {
+                ao_log(AO_LOG_ERROR, "sandbox: %s", err.msg);
+                return -EINVAL;
+        }
+        op->default_profile = ao_sandbox_profiles_find(op->profiles, s->sandbox_profile);
+        if (!op->default_profile) {
+                ao_log(AO_LOG_ERROR, "sandbox: no profile named '%s' (ADDON_OPERATOR_SANDBOX_PROFILE)",
+                       s->sandbox_profile);
+                return -ENOENT;
+        }
+        struct ao_proc_options options = {
+            .spawner_path = s->spawner_path[0] ? s->spawner_path : NULL,
+            .subreaper = true,
+        };
+        if (ao_proc_new(op->reactor, &options, &op->proc, &err) < 0) {
+                ao_log(AO_LOG_ERROR, "%s", err.msg);
+                return -EIO;
+        }
+        ao_log_with(AO_LOG_INFO,
+                    AO_LOG_FIELDS({"profile", op->default_profile->name},
+                                  {"launcher", ao_proc_uses_spawner(op->proc) ? "spawner" : "in-process"}),
+                    "hook processes: sandbox profile '%s' by default", op->default_profile->name);
+        return ao_proc_attach_shutdown(op->proc, op->shutdown);
+}
+
+static void operator_done(struct operator_state *op)
 {
         ao_log_set_backlog_notify(NULL, NULL);
+        op->proc = ao_proc_free(op->proc);
+        op->profiles = ao_sandbox_profiles_free(op->profiles);
         op->shutdown = ao_shutdown_free(op->shutdown);
         op->log_wakeup = ao_source_free(op->log_wakeup);
         op->log_writable = ao_source_free(op->log_writable);
@@ -139,11 +186,12 @@ static void operator_done(struct operator* op)
 
 int ao_operator_run(const struct ao_cli *cli)
 {
-        struct operator op = {.settings = &cli->settings};
+        struct operator_state op = {.settings = &cli->settings};
         if (setup_logging(cli) < 0)
                 return 1;
         log_start_banner(op.settings);
         raise_fd_limit();
+        harden_self();
 
         int code = 1;
         if (create_reactor(&op) < 0)
@@ -158,6 +206,8 @@ int ao_operator_run(const struct ao_cli *cli)
                 ao_log_errno(AO_LOG_ERROR, k, "event loop: installing signal handling failed");
                 goto out;
         }
+        if (setup_hook_processes(&op) < 0)
+                goto out;
 
         code = ao_reactor_run(op.reactor);
         if (code < 0) {

@@ -446,6 +446,11 @@ bool ao_proc_uses_spawner(const struct ao_proc *p)
         return p->spawner != NULL;
 }
 
+pid_t ao_proc_spawner_pid_of(const struct ao_proc *p)
+{
+        return p->spawner ? ao_proc_spawner_pid(p->spawner) : 0;
+}
+
 /* --- shutdown -------------------------------------------------------------- */
 
 static void shutdown_begin(void *userdata)

@@ -63,19 +63,25 @@ static void log_violation(struct ao_proc_run *run, const struct seccomp_notif *r
 static int on_notification(struct ao_source *s, int fd, uint32_t revents, void *userdata)
 {
         struct ao_proc_run *run = userdata;
-        if (revents & AO_IO_IN) {
-                struct seccomp_notif *req = alloca(AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
-                memset(req, 0, AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
-                if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
-                        log_violation(run, req);
-                        (void) answer(fd, req->id, EPERM);
-                        if (run->profile && run->profile->on_violation == AO_SANDBOX_DENY_KILL)
-                                ao_proc_run_kill(run);
-                }
+        if (!(revents & AO_IO_IN)) {
+                /* HUP: every process using the filter is gone. */
+                ao_proc_supervise_run_done(run);
                 return 0;
         }
-        /* HUP: every process using the filter is gone. */
-        ao_proc_supervise_run_done(run);
+        struct seccomp_notif *req = alloca(AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
+        memset(req, 0, AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
+        if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+                return 0; /* ENOENT: the caller died before we looked */
+        if (run->result.killed) {
+                /* Already being killed for an earlier violation: just release the caller. */
+                (void) answer(fd, req->id, EPERM);
+                return 0;
+        }
+        /* Kill before answering: the caller must not run one more instruction after a violation. */
+        if (run->profile && run->profile->on_violation == AO_SANDBOX_DENY_KILL)
+                ao_proc_run_kill(run);
+        log_violation(run, req);
+        (void) answer(fd, req->id, EPERM);
         return 0;
 }
 

@@ -98,6 +98,18 @@ kill -TERM "$OP_PID"; op_finish
 like "$OP_LOG" 'level=warn msg=".*ADDON_OPERATOR_MODULES_DIR.*MODULES_DIR' "both spellings: a warning names both"
 like "$OP_LOG" 'modules_dir=/new:/more' "both spellings: ADDON_OPERATOR_MODULES_DIR wins"
 
+# Hook processes are set up at start: spawner next to the binary, default sandbox profile.
+op_start LOG_NO_TIME=true -- start
+op_wait_for 'hook processes:'
+kill -TERM "$OP_PID"; op_finish
+like "$OP_LOG" "level=info msg=\"hook processes: sandbox profile 'default' by default\" profile=default launcher=spawner" \
+        "start: hooks will run through the spawner under the default profile"
+op_start ADDON_OPERATOR_SANDBOX_PROFILE=nope LOG_NO_TIME=true -- start
+op_finish
+is "$OP_CODE" 1 "unknown sandbox profile: exit code 1"
+like "$OP_LOG" "level=error msg=\"sandbox: no profile named 'nope' \(ADDON_OPERATOR_SANDBOX_PROFILE\)\"" \
+        "unknown sandbox profile: named in the error"
+
 # The documented spelling alone works too.
 op_start MODULES_DIR=/documented LOG_NO_TIME=true -- start
 op_wait_for 'addon-operator starting'
