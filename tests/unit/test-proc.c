@@ -295,8 +295,7 @@ static void test_max_rss(void)
                  (unsigned long long) rss[2] >> 10);
         if (!ao_proc_uses_spawner(proc)) {
                 /* Cloned from the operator, a hook's max RSS starts at the operator's: only a floor holds. */
-                tap_ok(rss[2] >= 64u << 20 && rss[0] >= rss[1] - (rss[1] - rss[0]),
-                       "%s: max RSS covers at least the 64 MiB the hook touched", mode);
+                tap_ok(rss[2] >= 64u << 20, "%s: max RSS covers at least the 64 MiB the hook touched", mode);
                 return;
         }
         double four = (double) (rss[1] - AO_MIN(rss[1], rss[0])),
