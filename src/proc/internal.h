@@ -108,7 +108,10 @@ struct spawner *ao_proc_spawner_stop(struct spawner *s);
 pid_t ao_proc_spawner_pid(const struct spawner *s);
 /** Reap the spawner now if it exited (from the SIGCHLD reaper); see ao_source_child_reap(). */
 int ao_proc_spawner_reap(struct spawner *s);
-/** Queue a request for @run; the reply arrives through ao_proc_run_launched(). */
+/**
+ * Queue a request for @run, taking ownership of the two pipe ends (closed
+ * once sent, or on failure); the reply arrives through ao_proc_run_launched().
+ */
 int ao_proc_spawner_request(struct ao_proc *p, struct ao_proc_run *run, char *const *argv, char *const *envp,
                             const char *cwd, int stdout_fd, int stderr_fd);
 

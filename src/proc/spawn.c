@@ -109,6 +109,17 @@ void ao_proc_run_maybe_finish(struct ao_proc_run *run)
 
 /* --- timers ---------------------------------------------------------------- */
 
+static int on_run_timer(struct ao_source *s, uint64_t now, void *userdata);
+
+/* One timer per run, created on first use (most runs have no timeout and close their output on exit). */
+static void arm_timer(struct ao_proc_run *run, uint64_t usec)
+{
+        if (run->timer)
+                (void) ao_source_set_time_relative(run->timer, usec);
+        else if (ao_reactor_add_time_relative(run->proc->reactor, &run->timer, usec, on_run_timer, run) < 0)
+                ao_log(AO_LOG_ERROR, "proc: cannot arm a timer for pid %d", (int) run->pid);
+}
+
 static int on_run_timer(struct ao_source *s, uint64_t now, void *userdata)
 {
         struct ao_proc_run *run = userdata;
@@ -130,7 +141,7 @@ static int on_run_timer(struct ao_source *s, uint64_t now, void *userdata)
                        (int) run->pid, (double) run->timeout_usec / AO_USEC_PER_SEC);
                 ao_log_context_swap(prev);
                 signal_group(run, SIGTERM);
-                (void) ao_source_set_time_relative(s, run->proc->options.kill_grace_usec);
+                arm_timer(run, run->proc->options.kill_grace_usec);
         } else if (!run->kill_sent) {
                 run->kill_sent = true;
                 signal_group(run, SIGKILL);
@@ -165,7 +176,7 @@ static int on_child_exit(struct ao_source *s, const siginfo_t *si, const struct 
         record_exit(&run->result, si, ru);
         run->state = RUN_EXITED;
         if (run->out[0].fd >= 0 || run->out[1].fd >= 0)
-                (void) ao_source_set_time_relative(run->timer, OUTPUT_LINGER_USEC);
+                arm_timer(run, OUTPUT_LINGER_USEC);
         ao_proc_run_maybe_finish(run);
         return 0;
 }
@@ -210,7 +221,7 @@ void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
                 return;
         }
         if (run->timeout_usec)
-                (void) ao_source_set_time_relative(run->timer, run->timeout_usec);
+                arm_timer(run, run->timeout_usec);
         if (run->kill_sent) /* killed while starting */
                 signal_group(run, SIGKILL);
 }
@@ -310,9 +321,7 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
                 return ao_error_set(reterr, -ESHUTDOWN, "proc: shutting down, not starting '%s'", spec->path);
 
         struct ao_proc_run *run = run_new(p, spec);
-        int k = ao_reactor_add_time(p->reactor, &run->timer, 0, on_run_timer, run);
-        if (k >= 0)
-                (void) ao_source_set_enabled(run->timer, AO_SOURCE_OFF);
+        int k = 0;
         int write_fds[2] = {-1, -1};
         for (int i = 0; i < 2 && k >= 0; i++)
                 k = ao_proc_output_open(run, (enum ao_proc_stream) i, &write_fds[i]);
@@ -325,16 +334,17 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
         }
 
         if (p->spawner) {
+                /* The request owns the write ends from here on. */
                 k = ao_proc_spawner_request(p, run, spec->argv, spec->envp, spec->cwd, write_fds[0],
                                             write_fds[1]);
                 if (k >= 0)
                         p->n_starting++;
         } else {
                 launch_in_process(p, run, spec, write_fds[0], write_fds[1]);
+                /* The child has its copies: ours would keep EOF away. */
+                for (int i = 0; i < 2; i++)
+                        (void) ao_safe_close(write_fds[i]);
         }
-        /* The child has its copies (or the spawner's message holds them): ours would keep EOF away. */
-        for (int i = 0; i < 2; i++)
-                (void) ao_safe_close(write_fds[i]);
         if (k < 0) {
                 run_free(run);
                 return ao_error_set(reterr, k, "proc: cannot start '%s': %s", spec->path, strerror(-k));

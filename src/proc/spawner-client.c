@@ -90,21 +90,18 @@ static int flush_queue(struct spawner *s)
         return 0;
 }
 
-/* Queue a message (taking @data and duplicating @fds) and send what the socket takes. */
-static int enqueue(struct spawner *s, char *data, size_t len, const int *fds, size_t n_fds)
+/*
+ * Queue a message, taking @data and @fds (closed once sent: the spawner has
+ * its own copies by then), and send what the socket takes.
+ */
+static int enqueue_take(struct spawner *s, char *data, size_t len, const int *fds, size_t n_fds)
 {
         struct outgoing *o = ao_xcalloc(1, sizeof(*o));
         o->data = data;
         o->len = len;
-        for (size_t i = 0; i < n_fds; i++) {
-                o->fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-                if (o->fds[i] < 0) {
-                        int k = ao_negative_errno();
-                        outgoing_free(o);
-                        return k;
-                }
-                o->n_fds++;
-        }
+        if (n_fds)
+                memcpy(o->fds, fds, n_fds * sizeof(int));
+        o->n_fds = n_fds;
         *s->queue_tail = o;
         s->queue_tail = &o->next;
         return flush_queue(s);
@@ -134,7 +131,7 @@ static int profile_index(struct spawner *s, const struct ao_sandbox_profile *pro
         m->uid = profile->uid, m->gid = profile->gid;
         if (bpf_bytes)
                 memcpy(m + 1, profile->bpf, bpf_bytes);
-        int k = enqueue(s, (char *) m, len, NULL, 0);
+        int k = enqueue_take(s, (char *) m, len, NULL, 0);
         if (k < 0)
                 return k;
         s->sent[s->n_sent] = profile;
@@ -148,8 +145,10 @@ int ao_proc_spawner_request(struct ao_proc *p, struct ao_proc_run *run, char *co
         int profile = -1;
         if (run->profile) {
                 profile = profile_index(s, run->profile);
-                if (profile < 0)
+                if (profile < 0) {
+                        (void) close(stdout_fd), (void) close(stderr_fd);
                         return profile;
+                }
         }
 
         struct ao_strbuf strings = {0};
@@ -162,6 +161,7 @@ int ao_proc_spawner_request(struct ao_proc *p, struct ao_proc_run *run, char *co
                 ao_strbuf_append_n(&strings, envp[envc], strlen(envp[envc]) + 1);
         if (sizeof(struct spawner_spawn_msg) + strings.len > SPAWNER_MESSAGE_MAX) {
                 ao_strbuf_done(&strings);
+                (void) close(stdout_fd), (void) close(stderr_fd);
                 return -E2BIG;
         }
 
@@ -176,7 +176,7 @@ int ao_proc_spawner_request(struct ao_proc *p, struct ao_proc_run *run, char *co
         memcpy(m + 1, strings.buf, strings.len);
         ao_strbuf_done(&strings);
         int fds[2] = {stdout_fd, stderr_fd};
-        return enqueue(s, (char *) m, len, fds, 2);
+        return enqueue_take(s, (char *) m, len, fds, 2);
 }
 
 /* --- replies --------------------------------------------------------------- */
