@@ -128,7 +128,7 @@ static uint64_t spawner_cpu_total;
 
 static double through_operator(struct ao_reactor *r, struct driver *d, long n, int in_flight, uint64_t *cpu)
 {
-        pid_t spawner = ao_proc_spawner_pid_of(d->proc);
+        pid_t spawner = ao_proc_spawner_pid_of(d->proc, d->profile);
         uint64_t spawner0 = proc_cpu_usec(spawner);
         uint64_t start = ao_clock_now_usec(), cpu0 = self_cpu_usec() + spawner0;
         d->n += n;
@@ -207,8 +207,9 @@ int main(int argc, char **argv)
         printf("operator                  %8.0f runs/s  ratio %.2f (rounds %.2f-%.2f)  failed %ld\n",
                op_rates[ROUNDS / 2], ratios[ROUNDS / 2], ratios[0], ratios[ROUNDS - 1], d.failed);
         long runs = n / ROUNDS * ROUNDS;
-        printf("operator CPU per hook     %8.1f us (operator %.1f + spawner %.1f)\n", (double) cpu / (double) runs,
-               (double) (cpu - spawner_cpu_total) / (double) runs, (double) spawner_cpu_total / (double) runs);
+        printf("operator CPU per hook     %8.1f us (operator %.1f + spawner %.1f)\n",
+               (double) cpu / (double) runs, (double) (cpu - spawner_cpu_total) / (double) runs,
+               (double) spawner_cpu_total / (double) runs);
 
         ao_proc_free(d.proc);
         ao_sandbox_profiles_free(profiles);

@@ -97,8 +97,7 @@ static int drop_privileges(const struct ao_launch *l, int *ret_stage)
         return 0;
 }
 
-/* Hand the seccomp listener to the operator with the run's tag, then drop our copy. */
-static int send_listener(int sock, uint64_t tag, int listener)
+int ao_launch_send_listener(int sock, uint64_t tag, int listener)
 {
         struct iovec iov = {.iov_base = &tag, .iov_len = sizeof(tag)};
         union {
@@ -116,7 +115,9 @@ static int send_listener(int sock, uint64_t tag, int listener)
         c->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(c), &listener, sizeof(int));
         ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+        int saved = errno;
         (void) close(listener);
+        errno = saved;
         return n == (ssize_t) sizeof(tag) ? 0 : -1;
 }
 
@@ -143,7 +144,7 @@ static int install_seccomp(const struct ao_launch *l, int *ret_stage)
                 errno = EINVAL;
                 return -1;
         }
-        return send_listener(l->listener_sock, l->listener_tag, (int) listener);
+        return ao_launch_send_listener(l->listener_sock, l->listener_tag, (int) listener);
 }
 
 _Noreturn void ao_launch_exec(const struct ao_launch *l, struct ao_launch_failure *f)

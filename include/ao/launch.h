@@ -78,6 +78,12 @@ struct ao_launch_failure {
  */
 _Noreturn void ao_launch_exec(const struct ao_launch *l, struct ao_launch_failure *ret_failure);
 
+/**
+ * Send a seccomp listener fd over @sock (SCM_RIGHTS, @tag as the payload)
+ * and close it. System calls only. Returns 0, or -1 with errno set.
+ */
+int ao_launch_send_listener(int sock, uint64_t tag, int listener);
+
 /** "chdir", "seccomp", "execve", ... for messages. */
 const char *ao_launch_stage_name(int stage);
 

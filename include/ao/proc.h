@@ -115,8 +115,8 @@ size_t ao_proc_running(const struct ao_proc *p);
 uint64_t ao_proc_orphans_reaped(const struct ao_proc *p);
 /** True when children are started through the spawner process (exact per-child max RSS). */
 bool ao_proc_uses_spawner(const struct ao_proc *p);
-/** The spawner's pid, or 0 when children are started in process. */
-pid_t ao_proc_spawner_pid_of(const struct ao_proc *p);
+/** The pid of the spawner serving @profile (NULL: unsandboxed), or 0 when it is not running. */
+pid_t ao_proc_spawner_pid_of(const struct ao_proc *p, const struct ao_sandbox_profile *profile);
 
 /** Take part in graceful shutdown: refuse new runs, report running ones, kill them when forced. */
 int ao_proc_attach_shutdown(struct ao_proc *p, struct ao_shutdown *shutdown);

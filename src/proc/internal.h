@@ -37,6 +37,7 @@ struct ao_proc_run {
         struct ao_proc_run *prev, *next;
         uint64_t id;
         enum run_state state;
+        struct spawner *spawner; /* borrowed while STARTING: the spawner that owes the reply */
         pid_t pid;
         struct ao_source *child;  /* owned; owns the pidfd */
         struct ao_source *timer;  /* timeout, then kill grace, then output linger; owned */
@@ -62,7 +63,33 @@ struct ao_proc_run {
         struct ao_proc_result result;
 };
 
-struct spawner;
+struct outgoing;
+
+/* A parked seccomp notification whose caller is not known yet (its spawn reply is in flight). */
+struct parked_notification {
+        uint64_t id;
+        pid_t pid;
+        int nr;
+};
+
+#define SPAWNERS_MAX 16
+#define PARKED_MAX   32
+
+/* One spawner process: it serves one sandbox profile (or none) and holds that profile's filter. */
+struct spawner {
+        struct ao_proc *proc;                     /* borrowed */
+        uint32_t index;                           /* slot in proc->spawners, sent back as the listener tag */
+        const struct ao_sandbox_profile *profile; /* borrowed; NULL: unsandboxed children */
+        pid_t pid;
+        int sock;                /* owned */
+        struct ao_source *io;    /* owned */
+        struct ao_source *child; /* owned; owns the pidfd */
+        int listener;            /* the profile filter's notification fd, owned; -1 if none */
+        struct ao_source *listener_source;
+        struct parked_notification parked[PARKED_MAX];
+        size_t n_parked;
+        struct outgoing *queue_head, **queue_tail;
+};
 
 struct ao_proc {
         struct ao_reactor *reactor; /* borrowed, outlives the launcher */
@@ -74,8 +101,9 @@ struct ao_proc {
         bool refusing; /* shutdown began */
         struct ao_shutdown *shutdown;
 
-        struct spawner *spawner; /* NULL: children are cloned in-process */
-        void *direct_stack;      /* clone stack for in-process launches, owned */
+        char *spawner_path;                     /* NULL: children are cloned in process */
+        struct spawner *spawners[SPAWNERS_MAX]; /* started on first use of their profile */
+        void *direct_stack;                     /* clone stack for in-process launches, owned */
 
         /* Children send their seccomp listener to listener_rx; listener_tx is what they get. */
         int listener_rx, listener_tx;
@@ -103,7 +131,8 @@ void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
 void ao_proc_run_maybe_finish(struct ao_proc_run *run);
 
 /* spawner-client.c */
-int ao_proc_spawner_start(struct ao_proc *p, const char *path, struct ao_error *reterr);
+/** The spawner for @profile, started on first use; NULL when none can run (launch in process then). */
+struct spawner *ao_proc_spawner_for(struct ao_proc *p, const struct ao_sandbox_profile *profile);
 struct spawner *ao_proc_spawner_stop(struct spawner *s);
 pid_t ao_proc_spawner_pid(const struct spawner *s);
 /** Reap the spawner now if it exited (from the SIGCHLD reaper); see ao_source_child_reap(). */
@@ -112,7 +141,7 @@ int ao_proc_spawner_reap(struct spawner *s);
  * Queue a request for @run, taking ownership of the two pipe ends (closed
  * once sent, or on failure); the reply arrives through ao_proc_run_launched().
  */
-int ao_proc_spawner_request(struct ao_proc *p, struct ao_proc_run *run, char *const *argv, char *const *envp,
+int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *const *argv, char *const *envp,
                             const char *cwd, int stdout_fd, int stderr_fd);
 
 /* output.c */
@@ -121,6 +150,8 @@ void ao_proc_output_close(struct run_output *o);
 
 /* supervise.c */
 int ao_proc_supervise_setup(struct ao_proc *p);
+/** Replies came in: notifications parked for want of a known caller can be attributed now. */
+void ao_proc_supervise_unpark(struct spawner *s);
 void ao_proc_supervise_done(struct ao_proc *p);
 void ao_proc_supervise_run_done(struct ao_proc_run *run);
 

@@ -6,12 +6,20 @@
  * SOCK_SEQPACKET socket pair (one message per datagram, fds as SCM_RIGHTS).
  * Both ends are built from the same source, so the layout is plain structs.
  *
- *   operator -> spawner   PROFILE  register sandbox profile #index (BPF follows the header)
+ *   operator -> spawner   PROFILE  the sandbox profile of this spawner (BPF follows the header);
+ *                                  sent once, first, or never for an unsandboxed spawner
  *   operator -> spawner   SPAWN    start a child; strings follow; fds: stdout, stderr
  *   spawner  -> operator  REPLY    pid + launch failure; fd: the child's pidfd
  *
- * The spawner inherits fd 3 (this socket) and fd 4 (the socket the child
- * sends its seccomp listener to) and has /dev/null for the children's stdin.
+ * One spawner serves one profile. It drops to the profile's uid/gid, sets
+ * no_new_privs and installs the profile's seccomp filter on itself, once,
+ * and sends the filter's listener (tagged SPAWNER_LISTENER_TAG | index) to
+ * the operator; every child inherits filter and listener, so a launch pays
+ * no per-child BPF load. Only the rlimits are applied per child (RLIMIT_CPU
+ * on the long-lived spawner would be spent by it).
+ *
+ * The spawner inherits fd 3 (this socket) and fd 4 (the socket listeners are
+ * sent to) and has /dev/null for the children's stdin.
  */
 
 #include <stdint.h>
@@ -21,8 +29,9 @@
 #define SPAWNER_CONTROL_FD  3
 #define SPAWNER_LISTENER_FD 4
 
-#define SPAWNER_PROFILES_MAX 64
-#define SPAWNER_LIMITS_MAX   16
+#define SPAWNER_LIMITS_MAX 16
+/* Listener tags with this bit come from a spawner (the rest is its index), without it from one run. */
+#define SPAWNER_LISTENER_TAG (UINT64_C(1) << 63)
 /* A request larger than this (argv + environment) is refused before it is sent. */
 #define SPAWNER_MESSAGE_MAX (256 * 1024)
 
@@ -33,8 +42,8 @@ enum spawner_message_type {
 };
 
 struct spawner_profile_msg {
-        uint32_t type; /* SPAWNER_MSG_PROFILE */
-        uint32_t index;
+        uint32_t type;    /* SPAWNER_MSG_PROFILE */
+        uint32_t index;   /* the spawner's number, sent back as the listener's tag */
         uint32_t bpf_len; /* instructions following this header */
         uint32_t n_limits;
         uint8_t set_uid, set_gid, notifies, _pad;
@@ -43,9 +52,9 @@ struct spawner_profile_msg {
 };
 
 struct spawner_spawn_msg {
-        uint32_t type;   /* SPAWNER_MSG_SPAWN */
-        int32_t profile; /* index, -1 for none */
-        uint64_t id;     /* chosen by the operator; echoed in the reply and sent with the listener */
+        uint32_t type; /* SPAWNER_MSG_SPAWN */
+        int32_t _reserved;
+        uint64_t id; /* chosen by the operator; echoed in the reply and sent with the listener */
         uint32_t argc, envc;
         uint32_t strings_len; /* path\0 cwd\0 argv[0..argc)\0 envp[0..envc)\0 follow; cwd "" = inherit */
 };

@@ -19,6 +19,14 @@
 #include "ao/reactor.h"
 #include "internal.h"
 
+static struct spawner *spawner_by_pid(struct ao_proc *p, pid_t pid)
+{
+        for (int i = 0; i < SPAWNERS_MAX; i++)
+                if (p->spawners[i] && ao_proc_spawner_pid(p->spawners[i]) == pid)
+                        return p->spawners[i];
+        return NULL;
+}
+
 static void reap_exited(struct ao_proc *p)
 {
         for (;;) {
@@ -31,8 +39,9 @@ static void reap_exited(struct ao_proc *p)
                                 return; /* could not reap it now; its pidfd source will */
                         continue;
                 }
-                if (p->spawner && si.si_pid == ao_proc_spawner_pid(p->spawner)) {
-                        if (ao_proc_spawner_reap(p->spawner) <= 0)
+                struct spawner *spawner = spawner_by_pid(p, si.si_pid);
+                if (spawner) {
+                        if (ao_proc_spawner_reap(spawner) <= 0)
                                 return;
                         continue;
                 }

@@ -333,12 +333,15 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
                                     strerror(-k));
         }
 
-        if (p->spawner) {
+        struct spawner *spawner = ao_proc_spawner_for(p, spec->profile);
+        if (spawner) {
                 /* The request owns the write ends from here on. */
-                k = ao_proc_spawner_request(p, run, spec->argv, spec->envp, spec->cwd, write_fds[0],
+                k = ao_proc_spawner_request(spawner, run, spec->argv, spec->envp, spec->cwd, write_fds[0],
                                             write_fds[1]);
-                if (k >= 0)
+                if (k >= 0) {
                         p->n_starting++;
+                        run->spawner = spawner;
+                }
         } else {
                 launch_in_process(p, run, spec, write_fds[0], write_fds[1]);
                 /* The child has its copies: ours would keep EOF away. */
@@ -382,6 +385,7 @@ static char *default_spawner_path(void)
         return ao_xstrdup(path);
 }
 
+/* Find the spawner binary and start the unsandboxed spawner; the others start on first use. */
 static void start_spawner(struct ao_proc *p)
 {
         const char *configured = p->options.spawner_path;
@@ -389,13 +393,17 @@ static void start_spawner(struct ao_proc *p)
                 return;
         _cleanup_free_ char *found = configured ? NULL : default_spawner_path();
         const char *path = configured ? configured : found;
-        struct ao_error err = {0};
-        if (path && access(path, X_OK) == 0 && ao_proc_spawner_start(p, path, &err) >= 0)
-                return;
+        if (path && access(path, X_OK) == 0) {
+                p->spawner_path = ao_xstrdup(path);
+                if (ao_proc_spawner_for(p, NULL))
+                        return;
+                free(p->spawner_path);
+                p->spawner_path = NULL;
+        }
         ao_log(AO_LOG_WARN,
-               "proc: spawner %s unavailable (%s); starting hooks from the operator itself, so their max RSS "
+               "proc: spawner %s unavailable; starting hooks from the operator itself, so their max RSS "
                "includes the operator's own memory",
-               path ? path : "(not found)", err.msg[0] ? err.msg : "not executable");
+               path ? path : "(not found)");
 }
 
 int ao_proc_new(struct ao_reactor *reactor, const struct ao_proc_options *options, struct ao_proc **ret,
@@ -433,7 +441,9 @@ struct ao_proc *ao_proc_free(struct ao_proc *p)
                 signal_group(r, SIGKILL);
         while (p->runs)
                 run_free(p->runs);
-        p->spawner = ao_proc_spawner_stop(p->spawner);
+        for (int i = 0; i < SPAWNERS_MAX; i++)
+                p->spawners[i] = ao_proc_spawner_stop(p->spawners[i]);
+        free(p->spawner_path);
         ao_proc_reaper_done(p);
         ao_proc_supervise_done(p);
         free(p->direct_stack);
@@ -453,12 +463,15 @@ uint64_t ao_proc_orphans_reaped(const struct ao_proc *p)
 
 bool ao_proc_uses_spawner(const struct ao_proc *p)
 {
-        return p->spawner != NULL;
+        return p->spawner_path != NULL;
 }
 
-pid_t ao_proc_spawner_pid_of(const struct ao_proc *p)
+pid_t ao_proc_spawner_pid_of(const struct ao_proc *p, const struct ao_sandbox_profile *profile)
 {
-        return p->spawner ? ao_proc_spawner_pid(p->spawner) : 0;
+        for (int i = 0; i < SPAWNERS_MAX; i++)
+                if (p->spawners[i] && p->spawners[i]->profile == profile)
+                        return ao_proc_spawner_pid(p->spawners[i]);
+        return 0;
 }
 
 /* --- shutdown -------------------------------------------------------------- */

@@ -28,17 +28,6 @@ struct outgoing {
         size_t n_fds;
 };
 
-struct spawner {
-        struct ao_proc *proc; /* borrowed */
-        pid_t pid;
-        int sock;                                                    /* owned */
-        struct ao_source *io;                                        /* owned */
-        struct ao_source *child;                                     /* owned; owns the pidfd */
-        const struct ao_sandbox_profile *sent[SPAWNER_PROFILES_MAX]; /* index = profile number */
-        size_t n_sent;
-        struct outgoing *queue_head, **queue_tail;
-};
-
 static void outgoing_free(struct outgoing *o)
 {
         for (size_t i = 0; i < o->n_fds; i++)
@@ -107,20 +96,17 @@ static int enqueue_take(struct spawner *s, char *data, size_t len, const int *fd
         return flush_queue(s);
 }
 
-/* The spawner's number for @profile, registering it on first use. */
-static int profile_index(struct spawner *s, const struct ao_sandbox_profile *profile)
+/* Tell a new spawner its profile; it enters it (uid/gid, no_new_privs, filter) before any child. */
+static int send_profile(struct spawner *s)
 {
-        for (size_t i = 0; i < s->n_sent; i++)
-                if (s->sent[i] == profile)
-                        return (int) i;
-        if (s->n_sent == SPAWNER_PROFILES_MAX || profile->n_rlimits > SPAWNER_LIMITS_MAX)
+        const struct ao_sandbox_profile *profile = s->profile;
+        if (profile->n_rlimits > SPAWNER_LIMITS_MAX)
                 return -E2BIG;
-
         size_t bpf_bytes = profile->has_filter ? (size_t) profile->bpf_len * 8 : 0;
         size_t len = sizeof(struct spawner_profile_msg) + bpf_bytes;
         struct spawner_profile_msg *m = ao_xcalloc(1, len);
         m->type = SPAWNER_MSG_PROFILE;
-        m->index = (uint32_t) s->n_sent;
+        m->index = s->index;
         m->bpf_len = profile->has_filter ? profile->bpf_len : 0;
         m->notifies = profile->has_filter;
         m->n_limits = (uint32_t) profile->n_rlimits;
@@ -131,26 +117,12 @@ static int profile_index(struct spawner *s, const struct ao_sandbox_profile *pro
         m->uid = profile->uid, m->gid = profile->gid;
         if (bpf_bytes)
                 memcpy(m + 1, profile->bpf, bpf_bytes);
-        int k = enqueue_take(s, (char *) m, len, NULL, 0);
-        if (k < 0)
-                return k;
-        s->sent[s->n_sent] = profile;
-        return (int) s->n_sent++;
+        return enqueue_take(s, (char *) m, len, NULL, 0);
 }
 
-int ao_proc_spawner_request(struct ao_proc *p, struct ao_proc_run *run, char *const *argv, char *const *envp,
+int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *const *argv, char *const *envp,
                             const char *cwd, int stdout_fd, int stderr_fd)
 {
-        struct spawner *s = p->spawner;
-        int profile = -1;
-        if (run->profile) {
-                profile = profile_index(s, run->profile);
-                if (profile < 0) {
-                        (void) close(stdout_fd), (void) close(stderr_fd);
-                        return profile;
-                }
-        }
-
         struct ao_strbuf strings = {0};
         ao_strbuf_append_n(&strings, run->path, strlen(run->path) + 1);
         ao_strbuf_append_n(&strings, cwd ? cwd : "", strlen(cwd ? cwd : "") + 1);
@@ -168,7 +140,6 @@ int ao_proc_spawner_request(struct ao_proc *p, struct ao_proc_run *run, char *co
         size_t len = sizeof(struct spawner_spawn_msg) + strings.len;
         struct spawner_spawn_msg *m = ao_xmalloc(len);
         *m = (struct spawner_spawn_msg){.type = SPAWNER_MSG_SPAWN,
-                                        .profile = profile,
                                         .id = run->id,
                                         .argc = argc,
                                         .envc = envc,
@@ -189,6 +160,7 @@ static void handle_reply(struct ao_proc *p, const struct spawner_reply_msg *r, i
                 return;
         }
         p->n_starting--;
+        run->spawner = NULL;
         /* Without a pidfd the reactor opens one from the pid: the child is ours and not reaped yet. */
         ao_proc_run_launched(run, r->pid, pidfd, &r->failure);
 }
@@ -219,6 +191,7 @@ static void read_replies(struct spawner *s)
                 }
                 handle_reply(s->proc, &r, pidfd);
         }
+        ao_proc_supervise_unpark(s);
         ao_proc_reaper_kick(s->proc);
 }
 
@@ -233,23 +206,25 @@ static int on_socket(struct ao_source *src, int fd, uint32_t revents, void *user
 }
 
 /*
- * The spawner died: runs waiting for a reply will never get one. Their
+ * A spawner died: its runs waiting for a reply will never get one. Their
  * children may exist (they are ours and the subreaper collects them); the
- * runs are reported as launch failures, and later runs start in process.
+ * runs are reported as launch failures. The next run with this profile
+ * starts a new spawner.
  */
 static int on_spawner_exit(struct ao_source *src, const siginfo_t *si, const struct rusage *ru,
                            void *userdata)
 {
         struct spawner *s = userdata;
         struct ao_proc *p = s->proc;
-        ao_log(AO_LOG_ERROR,
-               "proc: the spawner process (pid %d) exited (%s %d); starting hooks from the operator now",
-               (int) s->pid, si->si_code == CLD_EXITED ? "status" : "signal", si->si_status);
-        p->spawner = NULL;
+        ao_log(AO_LOG_ERROR, "proc: the spawner process for profile '%s' (pid %d) exited (%s %d)",
+               s->profile ? s->profile->name : "none", (int) s->pid,
+               si->si_code == CLD_EXITED ? "status" : "signal", si->si_status);
+        p->spawners[s->index] = NULL;
         for (struct ao_proc_run *run = p->runs, *next; run; run = next) {
                 next = run->next;
-                if (run->state == RUN_STARTING) {
+                if (run->state == RUN_STARTING && run->spawner == s) {
                         p->n_starting--;
+                        run->spawner = NULL;
                         ao_proc_run_launched(run, -EPIPE, -1, NULL);
                 }
         }
@@ -282,7 +257,8 @@ static int launch_spawner(const char *path, int control, int listener, pid_t *re
         return -k;
 }
 
-int ao_proc_spawner_start(struct ao_proc *p, const char *path, struct ao_error *reterr)
+static int spawner_start(struct ao_proc *p, uint32_t index, const struct ao_sandbox_profile *profile,
+                         struct ao_error *reterr)
 {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -291,30 +267,61 @@ int ao_proc_spawner_start(struct ao_proc *p, const char *path, struct ao_error *
         int control = fcntl(sv[1], F_DUPFD_CLOEXEC, 5), listener = fcntl(p->listener_tx, F_DUPFD_CLOEXEC, 5);
         (void) close(sv[1]);
         pid_t pid = 0;
-        int k = control < 0 || listener < 0 ? -EMFILE : launch_spawner(path, control, listener, &pid);
+        int k =
+            control < 0 || listener < 0 ? -EMFILE : launch_spawner(p->spawner_path, control, listener, &pid);
         (void) ao_safe_close(control);
         (void) ao_safe_close(listener);
         if (k < 0) {
                 (void) close(sv[0]);
-                return ao_error_set(reterr, k, "starting %s: %s", path, strerror(-k));
+                return ao_error_set(reterr, k, "starting %s: %s", p->spawner_path, strerror(-k));
         }
 
         struct spawner *s = ao_xcalloc(1, sizeof(*s));
         s->proc = p;
+        s->index = index;
+        s->profile = profile;
         s->pid = pid;
         s->sock = sv[0];
+        s->listener = -1;
         s->queue_tail = &s->queue_head;
         if (fcntl(s->sock, F_SETFL, O_NONBLOCK) < 0 ||
             ao_reactor_add_io(p->reactor, &s->io, s->sock, AO_IO_IN, on_socket, s) < 0 ||
-            ao_reactor_add_child(p->reactor, &s->child, pid, -1, 0, on_spawner_exit, s) < 0) {
+            ao_reactor_add_child(p->reactor, &s->child, pid, -1, 0, on_spawner_exit, s) < 0 ||
+            (profile && send_profile(s) < 0)) {
                 (void) kill(pid, SIGKILL);
                 ao_proc_spawner_stop(s);
-                return ao_error_set(reterr, -EIO, "watching the spawner failed");
+                return ao_error_set(reterr, -EIO, "setting up the spawner failed");
         }
-        p->spawner = s;
-        ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"path", path}), "proc: spawner started as pid %d",
+        p->spawners[index] = s;
+        ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"path", p->spawner_path}),
+                    "proc: spawner for profile '%s' started as pid %d", profile ? profile->name : "none",
                     (int) pid);
         return 0;
+}
+
+struct spawner *ao_proc_spawner_for(struct ao_proc *p, const struct ao_sandbox_profile *profile)
+{
+        if (!p->spawner_path)
+                return NULL;
+        uint32_t free_slot = SPAWNERS_MAX;
+        for (uint32_t i = 0; i < SPAWNERS_MAX; i++) {
+                if (p->spawners[i] && p->spawners[i]->profile == profile)
+                        return p->spawners[i];
+                if (!p->spawners[i] && free_slot == SPAWNERS_MAX)
+                        free_slot = i;
+        }
+        struct ao_error err = {0};
+        if (free_slot == SPAWNERS_MAX) {
+                ao_log(AO_LOG_WARN,
+                       "proc: more than %d sandbox profiles in use; starting '%s' hooks in process",
+                       SPAWNERS_MAX, profile ? profile->name : "none");
+                return NULL;
+        }
+        if (spawner_start(p, free_slot, profile, &err) < 0) {
+                ao_log(AO_LOG_ERROR, "proc: %s; starting hooks in process", err.msg);
+                return NULL;
+        }
+        return p->spawners[free_slot];
 }
 
 struct spawner *ao_proc_spawner_stop(struct spawner *s)
@@ -327,6 +334,8 @@ struct spawner *ao_proc_spawner_stop(struct spawner *s)
                 outgoing_free(o);
         }
         s->io = ao_source_free(s->io);
+        s->listener_source = ao_source_free(s->listener_source);
+        s->listener = ao_safe_close(s->listener);
         /* Closing the socket is the spawner's signal to exit; the subreaper collects it. */
         s->sock = ao_safe_close(s->sock);
         s->child = ao_source_free(s->child);

@@ -14,12 +14,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ao/launch.h"
@@ -27,19 +31,12 @@
 
 #define CHILD_STACK_SIZE (64 * 1024)
 
-struct profile {
-        bool present;
-        bool notifies;
-        struct sock_filter *bpf;
-        unsigned short bpf_len;
+/* This spawner's profile: applied to itself once, except the rlimits, which each child sets. */
+static struct {
         struct ao_launch_limit limits[SPAWNER_LIMITS_MAX];
         size_t n_limits;
-        bool set_uid, set_gid;
-        uid_t uid;
-        gid_t gid;
-};
+} profile;
 
-static struct profile profiles[SPAWNER_PROFILES_MAX];
 static int devnull = -1;
 static _Alignas(16) char child_stack[CHILD_STACK_SIZE];
 static union {
@@ -47,25 +44,43 @@ static union {
         uint64_t align;
 } message;
 
-static int register_profile(const struct spawner_profile_msg *m, size_t len)
+static int drop_user(const struct spawner_profile_msg *m)
 {
-        if (len < sizeof(*m) || m->index >= SPAWNER_PROFILES_MAX || m->n_limits > SPAWNER_LIMITS_MAX ||
-            len != sizeof(*m) + (size_t) m->bpf_len * 8 || m->bpf_len > 0xffff)
+        if (m->set_gid && (setgroups(0, NULL) < 0 || setresgid(m->gid, m->gid, m->gid) < 0))
+                return -errno;
+        if (m->set_uid && setresuid(m->uid, m->uid, m->uid) < 0)
+                return -errno;
+        return 0;
+}
+
+/*
+ * Enter the profile: uid/gid, no_new_privs and the seccomp filter, on this
+ * process, so every child starts inside it. The launcher's own calls
+ * (recvmsg, clone, the child's set-up, execve) must be allowed by the
+ * profile.
+ */
+static int enter_profile(const struct spawner_profile_msg *m, size_t len)
+{
+        if (len < sizeof(*m) || m->n_limits > SPAWNER_LIMITS_MAX || m->bpf_len > 0xffff ||
+            len != sizeof(*m) + (size_t) m->bpf_len * 8)
                 return -EINVAL;
-        struct profile *p = &profiles[m->index];
-        free(p->bpf);
-        *p = (struct profile){
-            .present = true, .notifies = m->notifies, .bpf_len = (unsigned short) m->bpf_len};
-        if (m->bpf_len) {
-                p->bpf = malloc((size_t) m->bpf_len * 8);
-                if (!p->bpf)
-                        return -ENOMEM;
-                memcpy(p->bpf, (const char *) (m + 1), (size_t) m->bpf_len * 8);
-        }
-        memcpy(p->limits, m->limits, sizeof(p->limits));
-        p->n_limits = m->n_limits;
-        p->set_uid = m->set_uid, p->set_gid = m->set_gid;
-        p->uid = m->uid, p->gid = m->gid;
+        memcpy(profile.limits, m->limits, sizeof(profile.limits));
+        profile.n_limits = m->n_limits;
+        int k = drop_user(m);
+        if (k < 0)
+                return k;
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return -errno;
+        if (!m->bpf_len)
+                return 0;
+        struct sock_fprog prog = {.len = (unsigned short) m->bpf_len,
+                                  .filter = (struct sock_filter *) (m + 1)};
+        long listener =
+            syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+        if (listener < 0)
+                return -errno;
+        if (ao_launch_send_listener(SPAWNER_LISTENER_FD, SPAWNER_LISTENER_TAG | m->index, (int) listener) < 0)
+                return -errno;
         return 0;
 }
 
@@ -125,8 +140,7 @@ static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds,
         static char *argv[SPAWNER_MESSAGE_MAX / 16], *envp[SPAWNER_MESSAGE_MAX / 16];
         const char *path, *cwd;
         if (n_fds != 2 || m->argc + (size_t) m->envc + 2 > sizeof(argv) / sizeof(argv[0]) ||
-            unpack_strings(m, len, &path, &cwd, argv, envp) < 0 ||
-            (m->profile >= 0 && (m->profile >= SPAWNER_PROFILES_MAX || !profiles[m->profile].present))) {
+            unpack_strings(m, len, &path, &cwd, argv, envp) < 0) {
                 send_reply(m->id, -EINVAL, -1, NULL);
                 return;
         }
@@ -139,20 +153,10 @@ static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds,
             .stdin_fd = devnull,
             .stdout_fd = fds[0],
             .stderr_fd = fds[1],
-            .listener_sock = SPAWNER_LISTENER_FD,
-            .listener_tag = m->id,
+            .listener_sock = -1, /* the filter, if any, is the spawner's own: inherited */
+            .limits = profile.limits,
+            .n_limits = profile.n_limits,
         };
-        if (m->profile >= 0) {
-                const struct profile *p = &profiles[m->profile];
-                l.no_new_privs = true;
-                l.bpf = p->bpf_len ? p->bpf : NULL;
-                l.bpf_len = p->bpf_len;
-                l.bpf_notifies = p->notifies;
-                l.limits = p->limits;
-                l.n_limits = p->n_limits;
-                l.set_uid = p->set_uid, l.set_gid = p->set_gid;
-                l.uid = p->uid, l.gid = p->gid;
-        }
         struct ao_launch_failure failure;
         int pidfd = -1;
         pid_t pid = ao_launch_clone(&l, true, child_stack, sizeof(child_stack), &pidfd, &failure);
@@ -212,10 +216,17 @@ int main(void)
                 if (n >= (ssize_t) sizeof(uint32_t)) {
                         uint32_t type;
                         memcpy(&type, message.bytes, sizeof(type));
-                        if (type == SPAWNER_MSG_PROFILE)
-                                (void) register_profile((const struct spawner_profile_msg *) message.bytes,
-                                                        (size_t) n);
-                        else if (type == SPAWNER_MSG_SPAWN && (size_t) n >= sizeof(struct spawner_spawn_msg))
+                        if (type == SPAWNER_MSG_PROFILE) {
+                                int k = enter_profile((const struct spawner_profile_msg *) message.bytes,
+                                                      (size_t) n);
+                                if (k < 0) {
+                                        /* Never run children outside the profile they were sent for. */
+                                        fprintf(stderr, "addon-operator-spawner: entering the profile: %s\n",
+                                                strerror(-k));
+                                        return 1;
+                                }
+                        } else if (type == SPAWNER_MSG_SPAWN &&
+                                   (size_t) n >= sizeof(struct spawner_spawn_msg))
                                 spawn((const struct spawner_spawn_msg *) message.bytes, (size_t) n, fds,
                                       n_fds);
                 }

@@ -22,6 +22,7 @@
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
 #include "internal.h"
+#include "protocol.h"
 
 #define VIOLATIONS_LOGGED_PER_RUN 10
 
@@ -39,25 +40,40 @@ static int answer(int listener, uint64_t id, int error)
         return 0;
 }
 
-static void log_violation(struct ao_proc_run *run, const struct seccomp_notif *req)
+static void log_violation(struct ao_proc_run *run, pid_t pid, int nr)
 {
         run->result.violations++;
         if (run->violations_logged >= VIOLATIONS_LOGGED_PER_RUN)
                 return;
         run->violations_logged++;
-        const char *name = ao_sandbox_syscall_name(req->data.nr);
+        const char *name = ao_sandbox_syscall_name(nr);
         char number[16];
-        (void) snprintf(number, sizeof(number), "%d", req->data.nr);
+        (void) snprintf(number, sizeof(number), "%d", nr);
         const char *profile = run->profile ? run->profile->name : "none";
         bool kill_it = run->profile && run->profile->on_violation == AO_SANDBOX_DENY_KILL;
         const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
         ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"syscall", name ? name : number}, {"profile", profile}),
-                    "sandbox violation: pid %u called %s, %s by profile '%s'%s", req->pid,
+                    "sandbox violation: pid %d called %s, %s by profile '%s'%s", (int) pid,
                     name ? name : number, kill_it ? "killed" : "denied (EPERM)", profile,
                     run->violations_logged == VIOLATIONS_LOGGED_PER_RUN
                         ? "; further violations are only counted"
                         : "");
         ao_log_context_swap(prev);
+}
+
+/* Deal with one denied call of @run: kill first when the profile says so, then log, then answer. */
+static void settle(struct ao_proc_run *run, int listener, uint64_t id, pid_t pid, int nr)
+{
+        if (run->result.killed) {
+                /* Already being killed for an earlier violation: just release the caller. */
+                (void) answer(listener, id, EPERM);
+                return;
+        }
+        /* Kill before answering: the caller must not run one more instruction after a violation. */
+        if (run->profile && run->profile->on_violation == AO_SANDBOX_DENY_KILL)
+                ao_proc_run_kill(run);
+        log_violation(run, pid, nr);
+        (void) answer(listener, id, EPERM);
 }
 
 static int on_notification(struct ao_source *s, int fd, uint32_t revents, void *userdata)
@@ -72,21 +88,129 @@ static int on_notification(struct ao_source *s, int fd, uint32_t revents, void *
         memset(req, 0, AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
         if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
                 return 0; /* ENOENT: the caller died before we looked */
-        if (run->result.killed) {
-                /* Already being killed for an earlier violation: just release the caller. */
-                (void) answer(fd, req->id, EPERM);
-                return 0;
-        }
-        /* Kill before answering: the caller must not run one more instruction after a violation. */
-        if (run->profile && run->profile->on_violation == AO_SANDBOX_DENY_KILL)
-                ao_proc_run_kill(run);
-        log_violation(run, req);
-        (void) answer(fd, req->id, EPERM);
+        settle(run, fd, req->id, (pid_t) req->pid, req->data.nr);
         return 0;
 }
 
+/* --- a spawner's listener: one filter shared by every child of that spawner ---------- */
+
+/* The process group of @pid: a hook's descendants share their hook's group (its pid). */
+static pid_t process_group_of(pid_t pid)
+{
+        char path[64], buf[512];
+        (void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        (void) close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        const char *after_name = strrchr(buf, ')');
+        int pgrp;
+        if (!after_name || sscanf(after_name + 2, "%*c %*d %d", &pgrp) != 1)
+                return -1;
+        return pgrp;
+}
+
+static struct ao_proc_run *run_by_leader(struct ao_proc *p, pid_t pid)
+{
+        for (struct ao_proc_run *r = p->runs; r; r = r->next)
+                if (r->pid == pid && r->state != RUN_STARTING)
+                        return r;
+        return NULL;
+}
+
+static struct ao_proc_run *run_of_caller(struct ao_proc *p, pid_t pid)
+{
+        struct ao_proc_run *run = run_by_leader(p, pid);
+        return run ? run : run_by_leader(p, process_group_of(pid));
+}
+
+static bool awaiting_replies(const struct spawner *s)
+{
+        for (const struct ao_proc_run *r = s->proc->runs; r; r = r->next)
+                if (r->state == RUN_STARTING && r->spawner == s)
+                        return true;
+        return false;
+}
+
+static void settle_unknown(struct spawner *s, uint64_t id, pid_t pid, int nr)
+{
+        const char *name = ao_sandbox_syscall_name(nr);
+        ao_log(AO_LOG_WARN,
+               "sandbox violation: pid %d (no longer a known hook) called %s, denied by profile '%s'",
+               (int) pid, name ? name : "an unknown syscall", s->profile ? s->profile->name : "none");
+        (void) answer(s->listener, id, EPERM);
+}
+
+static int on_spawner_notification(struct ao_source *src, int fd, uint32_t revents, void *userdata)
+{
+        struct spawner *s = userdata;
+        if (!(revents & AO_IO_IN))
+                return 0; /* HUP only when the spawner and all its children are gone */
+        struct seccomp_notif *req = alloca(AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
+        memset(req, 0, AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
+        if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+                return 0;
+        pid_t pid = (pid_t) req->pid;
+        struct ao_proc_run *run = run_of_caller(s->proc, pid);
+        if (run) {
+                settle(run, fd, req->id, pid, req->data.nr);
+        } else if (awaiting_replies(s) && s->n_parked < PARKED_MAX) {
+                /* Most likely a hook that ran into the sandbox before its spawn reply was read. */
+                s->parked[s->n_parked++] =
+                    (struct parked_notification){.id = req->id, .pid = pid, .nr = req->data.nr};
+        } else {
+                settle_unknown(s, req->id, pid, req->data.nr);
+        }
+        return 0;
+}
+
+void ao_proc_supervise_unpark(struct spawner *s)
+{
+        size_t kept = 0;
+        bool waiting = awaiting_replies(s);
+        for (size_t i = 0; i < s->n_parked; i++) {
+                struct parked_notification n = s->parked[i];
+                struct ao_proc_run *run = run_of_caller(s->proc, n.pid);
+                if (run)
+                        settle(run, s->listener, n.id, n.pid, n.nr);
+                else if (waiting)
+                        s->parked[kept++] = n;
+                else
+                        settle_unknown(s, n.id, n.pid, n.nr);
+        }
+        s->n_parked = kept;
+}
+
+static void attach_spawner_listener(struct ao_proc *p, uint32_t index, int listener)
+{
+        struct spawner *s = index < SPAWNERS_MAX ? p->spawners[index] : NULL;
+        if (!s || s->listener >= 0) {
+                (void) close(listener);
+                return;
+        }
+        s->listener = listener;
+        int k = ao_reactor_add_io(p->reactor, &s->listener_source, listener, AO_IO_IN,
+                                  on_spawner_notification, s);
+        if (k < 0) {
+                /* Unanswered, a denied call would block its hook forever: stop this spawner instead. */
+                ao_log_errno(AO_LOG_ERROR, k,
+                             "proc: cannot watch the sandbox listener of a spawner, stopping it");
+                (void) kill(s->pid, SIGKILL);
+        }
+}
+
+/* --- a run's own listener (in-process launches install the filter per child) ---------- */
+
 static void attach_listener(struct ao_proc *p, uint64_t id, int listener)
 {
+        if (id & SPAWNER_LISTENER_TAG) {
+                attach_spawner_listener(p, (uint32_t) (id & ~SPAWNER_LISTENER_TAG), listener);
+                return;
+        }
         struct ao_proc_run *run = ao_proc_run_find(p, id);
         if (!run || run->listener >= 0) {
                 (void) close(listener);
