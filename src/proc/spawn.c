@@ -516,6 +516,11 @@ void ao_proc_result_describe(const struct ao_proc_result *r, char *buf, size_t s
         else if (r->timed_out)
                 (void) snprintf(buf, size, "timed out, killed by SIG%s",
                                 r->signal ? sigabbrev_np(r->signal) : "TERM");
+        else if (r->signal == SIGSYS)
+                /* Filters kill with SIGSYS only for system calls of a foreign architecture (i386, x32). */
+                (void) snprintf(buf, size,
+                                "killed by SIGSYS: sandbox violation (a system call of a foreign "
+                                "architecture)");
         else if (r->signal)
                 (void) snprintf(buf, size, "killed by SIG%s%s",
                                 sigabbrev_np(r->signal) ? sigabbrev_np(r->signal) : "?",
