@@ -402,6 +402,44 @@ static void test_sandbox_default(int log_read)
         outcome_done(&o);
 }
 
+static void test_sandbox_descendants(void)
+{
+        /* The forbidden calls come from a child of the hook: attributed through its process group. */
+        const struct ao_sandbox_profile *def = ao_sandbox_profiles_find(profiles, "default");
+        char script[512];
+        snprintf(script, sizeof(script), "%s /nonexistent; echo done", getenv("AO_FORBIDDEN"));
+        char *argv[] = {"/bin/sh", "-c", script, NULL};
+        struct outcome o;
+        struct ao_proc_spec spec = {.path = "/bin/sh", .argv = argv, .profile = def, .on_line = on_line};
+        run_spec(&spec, &o);
+        tap_ok(o.result.violations == 4 && has_line(&o, "ptrace EPERM") && has_line(&o, "done"),
+               "%s: violations of a hook's child count for the hook (%u)", mode, o.result.violations);
+        outcome_done(&o);
+}
+
+static void test_spawner_restart(void)
+{
+        const struct ao_sandbox_profile *def = ao_sandbox_profiles_find(profiles, "default");
+        pid_t spawner = ao_proc_spawner_pid_of(proc, def);
+        if (!ao_proc_uses_spawner(proc)) {
+                tap_ok(spawner == 0, "%s: no spawner in process mode", mode);
+                return;
+        }
+        tap_ok(spawner > 0 && kill(spawner, SIGKILL) == 0, "%s: the 'default' spawner killed", mode);
+        uint64_t give_up = ao_clock_now_usec() + 10 * AO_USEC_PER_SEC;
+        while (ao_proc_spawner_pid_of(proc, def) == spawner && ao_clock_now_usec() < give_up)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
+        tap_is_int(ao_proc_spawner_pid_of(proc, def), 0, "%s: its death noticed", mode);
+        struct outcome o;
+        char *argv[] = {"/bin/sh", "-c", "echo again", NULL};
+        struct ao_proc_spec spec = {.path = "/bin/sh", .argv = argv, .profile = def, .on_line = on_line};
+        run_spec(&spec, &o);
+        pid_t again = ao_proc_spawner_pid_of(proc, def);
+        tap_ok(o.result.exit_code == 0 && has_line(&o, "again") && again > 0 && again != spawner,
+               "%s: the next run started a new spawner and ran", mode);
+        outcome_done(&o);
+}
+
 static void test_sandbox_strict(void)
 {
         const struct ao_sandbox_profile *strict = ao_sandbox_profiles_find(profiles, "strict");
@@ -505,7 +543,9 @@ int main(void)
                 test_garbage_logged_safely(log_pipe[0]);
                 test_max_rss();
                 test_sandbox_default(log_pipe[0]);
+                test_sandbox_descendants();
                 test_sandbox_strict();
+                test_spawner_restart();
                 test_sandbox_kill_action();
                 test_kill_and_shutdown();
                 ao_proc_free(proc);
