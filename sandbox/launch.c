@@ -22,6 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ao/fdpass.h"
+
 #define FD_SCRATCH_MIN 10 /* where the three stdio sources are parked before dup2 */
 
 _Noreturn static void fail(struct ao_launch_failure *f, int stage)
@@ -99,22 +101,7 @@ static int drop_privileges(const struct ao_launch *l, int *ret_stage)
 
 int ao_launch_send_listener(int sock, uint64_t tag, int listener)
 {
-        struct iovec iov = {.iov_base = &tag, .iov_len = sizeof(tag)};
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } control;
-        memset(&control, 0, sizeof(control));
-        struct msghdr msg = {.msg_iov = &iov,
-                             .msg_iovlen = 1,
-                             .msg_control = control.buf,
-                             .msg_controllen = sizeof(control.buf)};
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &listener, sizeof(int));
-        ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+        ssize_t n = ao_fdpass_send(sock, &tag, sizeof(tag), &listener, 1, 0);
         int saved = errno;
         (void) close(listener);
         errno = saved;

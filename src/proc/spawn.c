@@ -181,19 +181,24 @@ static int on_child_exit(struct ao_source *s, const siginfo_t *si, const struct 
         return 0;
 }
 
+/* The run will never produce output or an exit: report the launch error now. */
+static void fail_launch(struct ao_proc_run *run, int error, const char *stage)
+{
+        run->result.launch_error = error;
+        run->result.launch_stage = stage;
+        run->result.exit_code = 127;
+        run->state = RUN_EXITED;
+        for (int i = 0; i < 2; i++)
+                ao_proc_output_close(&run->out[i]);
+        ao_proc_run_maybe_finish(run);
+}
+
 void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
                           const struct ao_launch_failure *failure)
 {
         struct ao_proc *p = run->proc;
         if (pid < 0) {
-                /* Nothing was started: report a launch error right away. */
-                run->result.launch_error = -pid;
-                run->result.launch_stage = "spawn";
-                run->result.exit_code = 127;
-                run->state = RUN_EXITED;
-                for (int i = 0; i < 2; i++)
-                        ao_proc_output_close(&run->out[i]);
-                ao_proc_run_maybe_finish(run);
+                fail_launch(run, -pid, "spawn"); /* nothing was started */
                 return;
         }
 
@@ -211,13 +216,7 @@ void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
                 (void) ao_safe_close(pidfd);
                 ao_log_errno(AO_LOG_ERROR, k, "proc: watching pid %d failed, killing it", (int) pid);
                 (void) kill(-pid, SIGKILL);
-                run->result.launch_error = -k;
-                run->result.launch_stage = "watching the child";
-                run->result.exit_code = 127;
-                run->state = RUN_EXITED;
-                for (int i = 0; i < 2; i++)
-                        ao_proc_output_close(&run->out[i]);
-                ao_proc_run_maybe_finish(run);
+                fail_launch(run, -k, "watching the child");
                 return;
         }
         if (run->timeout_usec)

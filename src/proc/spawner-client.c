@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ao/alloc.h"
+#include "ao/fdpass.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
 #include "ao/strbuf.h"
@@ -39,25 +40,9 @@ static void outgoing_free(struct outgoing *o)
 /* Try to send one message; returns 1 when sent, 0 when the socket is full, < 0 on error. */
 static int send_now(struct spawner *s, struct outgoing *o)
 {
-        struct iovec iov = {.iov_base = o->data, .iov_len = o->len};
-        union {
-                char buf[CMSG_SPACE(2 * sizeof(int))];
-                struct cmsghdr align;
-        } control;
-        memset(&control, 0, sizeof(control));
-        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-        if (o->n_fds) {
-                msg.msg_control = control.buf;
-                msg.msg_controllen = CMSG_SPACE(o->n_fds * sizeof(int));
-                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(o->n_fds * sizeof(int));
-                memcpy(CMSG_DATA(c), o->fds, o->n_fds * sizeof(int));
-        }
-        ssize_t n = sendmsg(s->sock, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n = ao_fdpass_send(s->sock, o->data, o->len, o->fds, o->n_fds, MSG_DONTWAIT);
         if (n < 0)
-                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : ao_negative_errno();
+                return n == -EAGAIN || n == -EWOULDBLOCK ? 0 : (int) n;
         return 1;
 }
 
@@ -169,22 +154,15 @@ static void read_replies(struct spawner *s)
 {
         for (;;) {
                 struct spawner_reply_msg r;
-                struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
-                union {
-                        char buf[CMSG_SPACE(sizeof(int))];
-                        struct cmsghdr align;
-                } control;
-                struct msghdr msg = {.msg_iov = &iov,
-                                     .msg_iovlen = 1,
-                                     .msg_control = control.buf,
-                                     .msg_controllen = sizeof(control.buf)};
-                ssize_t n = recvmsg(s->sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-                if (n <= 0)
+                int fds[AO_FDPASS_MAX_FDS];
+                size_t n_fds;
+                ssize_t n =
+                    ao_fdpass_recv(s->sock, &r, sizeof(r), fds, AO_FDPASS_MAX_FDS, &n_fds, MSG_DONTWAIT);
+                if (n <= 0 && n != -EMSGSIZE)
                         break;
-                int pidfd = -1;
-                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-                if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-                        memcpy(&pidfd, CMSG_DATA(c), sizeof(int));
+                int pidfd = n_fds ? fds[0] : -1;
+                for (size_t i = 1; i < n_fds; i++)
+                        (void) close(fds[i]);
                 if (n != (ssize_t) sizeof(r) || r.type != SPAWNER_MSG_REPLY) {
                         (void) ao_safe_close(pidfd);
                         continue;

@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ao/fdpass.h"
 #include "ao/launch.h"
 #include "protocol.h"
 
@@ -115,24 +116,8 @@ static void send_reply(uint64_t id, pid_t pid, int pidfd, const struct ao_launch
         struct spawner_reply_msg r = {.type = SPAWNER_MSG_REPLY, .pid = pid, .id = id};
         if (failure)
                 r.failure = *failure;
-        struct iovec iov = {.iov_base = &r, .iov_len = sizeof(r)};
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } control;
-        memset(&control, 0, sizeof(control));
-        struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-        if (pidfd >= 0) {
-                msg.msg_control = control.buf;
-                msg.msg_controllen = sizeof(control.buf);
-                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &pidfd, sizeof(int));
-        }
-        /* The operator went away if this fails; the next recvmsg sees EOF. */
-        (void) sendmsg(SPAWNER_CONTROL_FD, &msg, MSG_NOSIGNAL);
+        /* The operator went away if this fails; the next receive sees EOF. */
+        (void) ao_fdpass_send(SPAWNER_CONTROL_FD, &r, sizeof(r), &pidfd, pidfd >= 0 ? 1 : 0, 0);
 }
 
 static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds, size_t n_fds)
@@ -165,37 +150,6 @@ static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds,
                 (void) close(pidfd);
 }
 
-/* Receive one message with up to 4 fds; returns its length, 0 on EOF, < 0 on error. */
-static ssize_t receive(int *fds, size_t *n_fds)
-{
-        struct iovec iov = {.iov_base = message.bytes, .iov_len = sizeof(message.bytes)};
-        union {
-                char buf[CMSG_SPACE(4 * sizeof(int))];
-                struct cmsghdr align;
-        } control;
-        struct msghdr msg = {.msg_iov = &iov,
-                             .msg_iovlen = 1,
-                             .msg_control = control.buf,
-                             .msg_controllen = sizeof(control.buf)};
-        *n_fds = 0;
-        ssize_t n;
-        do
-                n = recvmsg(SPAWNER_CONTROL_FD, &msg, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        if (n < 0)
-                return -errno;
-        *n_fds = 0;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-                        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                        memcpy(fds, CMSG_DATA(c), k * sizeof(int));
-                        *n_fds = k;
-                }
-        if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
-                return -EMSGSIZE; /* fds received so far are still closed by the caller */
-        return n;
-}
-
 int main(void)
 {
         /* The operator is our parent: die with it, and never outlive it holding children. */
@@ -206,9 +160,10 @@ int main(void)
                 return 1;
         }
         for (;;) {
-                int fds[4];
+                int fds[AO_FDPASS_MAX_FDS];
                 size_t n_fds;
-                ssize_t n = receive(fds, &n_fds);
+                ssize_t n = ao_fdpass_recv(SPAWNER_CONTROL_FD, message.bytes, sizeof(message.bytes), fds,
+                                           AO_FDPASS_MAX_FDS, &n_fds, 0);
                 if (n == 0)
                         return 0; /* the operator closed the socket */
                 if (n < 0 && n != -EMSGSIZE)

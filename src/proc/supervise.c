@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ao/alloc.h"
+#include "ao/fdpass.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
 #include "internal.h"
@@ -235,29 +236,20 @@ static int on_listener_message(struct ao_source *s, int fd, uint32_t revents, vo
         struct ao_proc *p = userdata;
         for (;;) {
                 uint64_t id = 0;
-                struct iovec iov = {.iov_base = &id, .iov_len = sizeof(id)};
-                union {
-                        char buf[CMSG_SPACE(sizeof(int))];
-                        struct cmsghdr align;
-                } control;
-                struct msghdr msg = {.msg_iov = &iov,
-                                     .msg_iovlen = 1,
-                                     .msg_control = control.buf,
-                                     .msg_controllen = sizeof(control.buf)};
-                ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-                if (n < 0)
+                int fds[AO_FDPASS_MAX_FDS];
+                size_t n_fds;
+                ssize_t n = ao_fdpass_recv(fd, &id, sizeof(id), fds, AO_FDPASS_MAX_FDS, &n_fds, MSG_DONTWAIT);
+                if (n < 0 && n != -EMSGSIZE)
                         return 0;
-                int listener = -1;
-                struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-                if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-                        memcpy(&listener, CMSG_DATA(c), sizeof(int));
-                if (listener < 0)
+                for (size_t i = 1; i < n_fds; i++)
+                        (void) close(fds[i]);
+                if (n_fds == 0)
                         continue;
                 if (n != (ssize_t) sizeof(id)) {
-                        (void) close(listener);
+                        (void) close(fds[0]);
                         continue;
                 }
-                attach_listener(p, id, listener);
+                attach_listener(p, id, fds[0]);
         }
 }
 
