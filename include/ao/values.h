@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Module names and values sections.
+ *
+ * A module directory "001-simple-module" is module "simple-module" with
+ * order 1; its values live under the key "simpleModule" and its enabled
+ * flag under "simpleModuleEnabled". The key is the name in lower camel
+ * case, and a name is valid only if converting the key back to kebab case
+ * gives the name again, so every name has exactly one key and back.
+ *
+ * Non-logging module; thread-safe.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ao/error.h"
+
+struct cJSON;
+
+/** A module directory's identity. Strings owned; release with ao_module_name_done(). */
+struct ao_module_name {
+        char *name;        /* "simple-module" */
+        char *values_key;  /* "simpleModule" */
+        char *enabled_key; /* "simpleModuleEnabled" */
+        uint32_t order;    /* numeric prefix, or the unnumbered order */
+        bool numbered;     /* the directory had an NNN- prefix */
+};
+
+/**
+ * Parse a module directory's base name. The prefix is the leading digits
+ * before the first '-', read as an order up to 2^31-1; without one (or on
+ * overflow) @unnumbered_order applies. Fails with a message naming the
+ * directory when the name does not survive the key round trip.
+ */
+int ao_module_name_parse(const char *dir_name, uint32_t unnumbered_order, struct ao_module_name *ret,
+                         struct ao_error *reterr);
+void ao_module_name_done(struct ao_module_name *n);
+
+/** "simple-module" -> "simpleModule". Returns a malloc'd string. */
+char *ao_name_to_camel(const char *s);
+/** "simpleModule" -> "simple-module". Returns a malloc'd string. */
+char *ao_name_to_kebab(const char *s);
+
+/** Check that @name is a valid module name (round trip); the error says why not. */
+int ao_module_name_check(const char *name, struct ao_error *reterr);
+
+/**
+ * What a top-level values or ConfigMap key means: "global", a module's
+ * values key, a module's enabled key ("<key>Enabled"), or its maintenance key.
+ */
+enum ao_values_key_kind {
+        AO_VALUES_KEY_GLOBAL,
+        AO_VALUES_KEY_MODULE,
+        AO_VALUES_KEY_ENABLED,
+        AO_VALUES_KEY_MAINTENANCE,
+        _AO_VALUES_KEY_KIND_MAX,
+        _AO_VALUES_KEY_KIND_INVALID = -EINVAL,
+};
+
+/**
+ * Classify @key; for module keys, @ret_module (may be NULL) gets the module
+ * name (malloc'd). A key that does not map back to a valid module name is
+ * invalid, with the reason in @reterr.
+ */
+enum ao_values_key_kind ao_values_key_classify(const char *key, char **ret_module, struct ao_error *reterr);
+
+/**
+ * Deep-merge @src into @dst: objects merge key by key, recursively; any
+ * other value (arrays included) replaces what @dst had. @src is not changed
+ * (merged values are copies). Both must be objects.
+ */
+void ao_values_merge(struct cJSON *dst, const struct cJSON *src);
