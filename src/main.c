@@ -18,6 +18,7 @@
 #include "ao-build-config.h"
 #include "ao/operator.h"
 #include "ao/settings.h"
+#include "ao/tool.h"
 
 extern char **environ;
 
@@ -64,6 +65,7 @@ static int cmd_help(const struct ao_cli *cli)
                 }
                 printf("  %-12s %s\n", words, commands[i].summary);
         }
+        ao_tool_print_help(stdout);
         printf("\n");
         ao_cli_print_flags(stdout);
         return 0;
@@ -103,6 +105,10 @@ static void take_over_signals(void)
 
 int main(int argc, char **argv)
 {
+        /* Tool commands take their own arguments and need no settings: dispatch them first. */
+        if (argc >= 2 && strcmp(argv[1], "tool") == 0)
+                return ao_tool_main(argc - 2, argv + 2);
+
         take_over_signals();
 
         struct ao_cli cli;

@@ -73,3 +73,36 @@ enum ao_values_key_kind ao_values_key_classify(const char *key, char **ret_modul
  * (merged values are copies). Both must be objects.
  */
 void ao_values_merge(struct cJSON *dst, const struct cJSON *src);
+
+struct ao_schema;
+
+/**
+ * Where one values section (global, or one module's) comes from. Every
+ * pointer is borrowed; any may be NULL / empty.
+ */
+struct ao_values_sources {
+        const char *key; /* "global" or the module's values key: patch paths start with "/<key>" */
+        const struct cJSON *const *static_layers; /* in order: each modules/values.yaml's section, then the
+                                                     module's own values.yaml section */
+        size_t n_static_layers;
+        const struct cJSON *config;  /* the ConfigMap (or local config file) section */
+        const struct cJSON *patches; /* stored memory patch operations (a JSON Patch array) with paths
+                                        as hooks write them: "/<key>/..." */
+        const struct ao_schema *schema;
+};
+
+/**
+ * The config values of a section: the static layers, then the config-values
+ * schema's defaults, then the config section (later wins; maps merge). This
+ * is what CONFIG_VALUES_PATH holds for the section. @ret is a new object.
+ */
+int ao_values_compose_config(const struct ao_values_sources *src, struct cJSON **ret,
+                             struct ao_error *reterr);
+
+/**
+ * The merged values of a section, in this order: the config values (see
+ * above), the values schema's defaults, then the stored memory patches,
+ * applied so that operations on paths that no longer exist are skipped.
+ * This is what VALUES_PATH and helm get for the section.
+ */
+int ao_values_compose(const struct ao_values_sources *src, struct cJSON **ret, struct ao_error *reterr);

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Composing one values section from its layers. The order is the contract
+ * users read in the docs: values.yaml files, then the ConfigMap, then the
+ * temporary patches hooks made; schema defaults fill in keys that none of
+ * the layers before them set (config-values defaults before the ConfigMap,
+ * values defaults before the patches).
+ */
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "ao/jsonpatch.h"
+#include "ao/schema.h"
+#include "ao/values.h"
+
+static cJSON *new_object(void)
+{
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+                abort(); /* as ao_xmalloc */
+        return o;
+}
+
+static void merge_layer(cJSON *dst, const cJSON *layer)
+{
+        if (cJSON_IsObject(layer))
+                ao_values_merge(dst, layer);
+}
+
+int ao_values_compose_config(const struct ao_values_sources *src, cJSON **ret, struct ao_error *reterr)
+{
+        cJSON *values = new_object();
+        for (size_t i = 0; i < src->n_static_layers; i++)
+                merge_layer(values, src->static_layers[i]);
+        if (src->schema)
+                ao_schema_apply_defaults(src->schema, AO_SCHEMA_CONFIG, values);
+        merge_layer(values, src->config);
+        *ret = values;
+        return 0;
+}
+
+int ao_values_compose(const struct ao_values_sources *src, cJSON **ret, struct ao_error *reterr)
+{
+        cJSON *values;
+        int k = ao_values_compose_config(src, &values, reterr);
+        if (k < 0)
+                return k;
+        if (src->schema)
+                ao_schema_apply_defaults(src->schema, AO_SCHEMA_VALUES, values);
+        if (src->patches && cJSON_GetArraySize(src->patches) > 0) {
+                /* Hooks patch "/<key>/...": apply to {key: values}, then take the section back out. */
+                cJSON *doc = new_object();
+                cJSON_AddItemToObject(doc, src->key, values);
+                k = ao_jsonpatch_apply(doc, src->patches, AO_JSONPATCH_IGNORE_MISSING, reterr);
+                values = cJSON_DetachItemFromObjectCaseSensitive(doc, src->key);
+                cJSON_Delete(doc);
+                if (k < 0) {
+                        cJSON_Delete(values);
+                        return ao_error_prefix(reterr, "%s: applying stored values patches", src->key);
+                }
+                if (!cJSON_IsObject(values)) {
+                        /* A patch removed or replaced the whole section: what is left is an empty one. */
+                        cJSON_Delete(values);
+                        values = new_object();
+                }
+        }
+        *ret = values;
+        return 0;
+}

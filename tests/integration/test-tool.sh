@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Black-box tests of `addon-operator tool ...`: exact stdout, stderr and exit codes.
+set -u
+. "$(dirname "$0")/tap.sh"
+: "${AO_BINARY:?AO_BINARY must point at build/addon-operator}"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+run() { # run <stdin-file> args... ; sets OUT ERR CODE
+        local input=$1; shift
+        OUT=$("$AO_BINARY" tool "$@" <"$input" 2>"$dir/err"); CODE=$?
+        ERR=$(cat "$dir/err")
+}
+
+# yaml2json
+cat >"$dir/v.yaml" <<'YAML'
+b: [1, 2.5, "3"]
+a:
+  yes: on
+  text: |
+    two
+    lines
+YAML
+run /dev/null yaml2json "$dir/v.yaml"
+is "$CODE" 0 "yaml2json: exit 0"
+is "$OUT" '{"a":{"text":"two\nlines\n","true":true},"b":[1,2.5,"3"]}' "yaml2json: canonical JSON"
+run "$dir/v.yaml" yaml2json -
+is "$OUT" '{"a":{"text":"two\nlines\n","true":true},"b":[1,2.5,"3"]}' "yaml2json: - reads stdin"
+printf 'a: 1\na: 2\n' >"$dir/dup.yaml"
+run /dev/null yaml2json "$dir/dup.yaml"
+is "$CODE" 1 "yaml2json: duplicate key exits 1"
+is "$OUT" "" "yaml2json: nothing on stdout on error"
+like "$ERR" "^$dir/dup.yaml:2:1: duplicate key 'a'" "yaml2json: error names file, line and column"
+run /dev/null yaml2json "$dir/missing.yaml"
+is "$CODE" 1 "yaml2json: missing file exits 1"
+run /dev/null yaml2json
+is "$CODE" 2 "yaml2json: no argument is a usage error"
+is "$ERR" "usage: addon-operator tool yaml2json FILE|-" "yaml2json: usage line"
+run /dev/null frobnicate
+is "$CODE" 2 "unknown tool command exits 2"
+
+# json-patch
+printf '{"a": {"b": 1}, "list": [1, 2]}' >"$dir/doc.json"
+printf '[{"op": "add", "path": "/a/c", "value": 2}]\n{"op": "remove", "path": "/list/0"}\n' >"$dir/p1"
+run /dev/null json-patch "$dir/doc.json" "$dir/p1"
+is "$CODE" 0 "json-patch: exit 0"
+is "$OUT" '{"a":{"b":1,"c":2},"list":[2]}' "json-patch: array and single-object stream applied in order"
+printf '{"op": "replace", "path": "/a/b", "value": [true]}\n{"op": "test", "path": "/a/b/0", "value": true}\n' >"$dir/p2"
+run /dev/null json-patch "$dir/doc.json" "$dir/p2"
+is "$OUT" '{"a":{"b":[true]},"list":[1,2]}' "json-patch: replace and test"
+printf '[{"op": "add", "path": "/x", "value": 1}, {"op": "remove", "path": "/nope"}]' >"$dir/bad"
+run /dev/null json-patch "$dir/doc.json" "$dir/bad"
+is "$CODE" 1 "json-patch: failing op exits 1"
+is "$OUT" "" "json-patch: nothing on stdout on error"
+like "$ERR" "operation 1 \(remove /nope\)" "json-patch: error names the op index and path"
+run /dev/null json-patch "$dir/doc.json"
+is "$CODE" 2 "json-patch: missing argument is a usage error"
+
+# validate
+cat >"$dir/schema.yaml" <<'YAML'
+type: object
+required: [replicas]
+x-required-for-helm: [image]
+properties:
+  replicas: {type: integer, minimum: 1}
+  image: {type: string}
+YAML
+printf 'replicas: 2\n' >"$dir/ok.yaml"
+run /dev/null validate "$dir/schema.yaml" "$dir/ok.yaml"
+is "$CODE" 0 "validate: valid values exit 0"
+is "$ERR" "" "validate: no output when valid"
+run /dev/null validate "$dir/schema.yaml" "$dir/ok.yaml" --for-helm
+is "$CODE" 1 "validate --for-helm: x-required-for-helm enforced"
+like "$ERR" "image" "validate --for-helm: the missing field is named"
+printf 'replicas: 0\nextra: 1\n' >"$dir/bad.yaml"
+run /dev/null validate "$dir/schema.yaml" "$dir/bad.yaml"
+is "$CODE" 1 "validate: invalid values exit 1"
+is "$(printf '%s\n' "$ERR" | wc -l)" 2 "validate: one line per error (minimum, additionalProperties)"
+
+done_testing
