@@ -50,7 +50,11 @@ bool ao_schema_has(const struct ao_schema *s, enum ao_schema_kind kind);
  * @kind. Every violation is one line in @ret_errors (a NUL-separated,
  * double-NUL-terminated list, owned by the caller; NULL when valid), e.g.
  * "simpleModule.replicas: must be >= 1 (minimum)". @root_name prefixes the
- * paths (the values key). Returns 0 when valid, -EINVAL when not.
+ * paths (the values key; NULL or "" for none). Keys that are not plain
+ * identifiers are written ["a.b"], array indices [i]. At most 100 lines, in
+ * document order; the 100th then says that the rest were cut. @value NULL
+ * is validated as null; @ret_errors may be NULL. Returns 0 when valid,
+ * -EINVAL when not, -ENOMEM when oniguruma cannot allocate.
  */
 int ao_schema_validate(const struct ao_schema *s, enum ao_schema_kind kind, const char *root_name,
                        const struct cJSON *value, char **ret_errors);

@@ -92,17 +92,18 @@ struct ao_values_sources {
 };
 
 /**
- * The config values of a section: the static layers, then the config-values
- * schema's defaults, then the config section (later wins; maps merge). This
- * is what CONFIG_VALUES_PATH holds for the section. @ret is a new object.
+ * The config values of a section: the config-values schema's defaults with
+ * the config section merged over them. This is what CONFIG_VALUES_PATH holds
+ * for the section (the values.yaml files are not part of it). @ret is a new
+ * object.
  */
 int ao_values_compose_config(const struct ao_values_sources *src, struct cJSON **ret,
                              struct ao_error *reterr);
 
 /**
- * The merged values of a section, in this order: the config values (see
- * above), the values schema's defaults, then the stored memory patches,
- * applied so that operations on paths that no longer exist are skipped.
- * This is what VALUES_PATH and helm get for the section.
+ * The merged values of a section, in this order: the static layers, the
+ * config values (see above), the values schema's defaults, then the stored
+ * memory patches, applied so that operations on paths that no longer exist
+ * are skipped. This is what VALUES_PATH and helm get for the section.
  */
 int ao_values_compose(const struct ao_values_sources *src, struct cJSON **ret, struct ao_error *reterr);

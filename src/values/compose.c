@@ -4,7 +4,9 @@
  * users read in the docs: values.yaml files, then the ConfigMap, then the
  * temporary patches hooks made; schema defaults fill in keys that none of
  * the layers before them set (config-values defaults before the ConfigMap,
- * values defaults before the patches).
+ * values defaults before the patches). Config values, what
+ * CONFIG_VALUES_PATH shows, are the ConfigMap section alone (with the
+ * config-values defaults), not merged with the values.yaml files.
  */
 #include <stdlib.h>
 
@@ -28,24 +30,31 @@ static void merge_layer(cJSON *dst, const cJSON *layer)
                 ao_values_merge(dst, layer);
 }
 
-int ao_values_compose_config(const struct ao_values_sources *src, cJSON **ret, struct ao_error *reterr)
+/* The config-values schema's defaults, then the config section on top. */
+static cJSON *config_values(const struct ao_values_sources *src)
 {
         cJSON *values = new_object();
-        for (size_t i = 0; i < src->n_static_layers; i++)
-                merge_layer(values, src->static_layers[i]);
         if (src->schema)
                 ao_schema_apply_defaults(src->schema, AO_SCHEMA_CONFIG, values);
         merge_layer(values, src->config);
-        *ret = values;
+        return values;
+}
+
+int ao_values_compose_config(const struct ao_values_sources *src, cJSON **ret, struct ao_error *reterr)
+{
+        *ret = config_values(src);
         return 0;
 }
 
 int ao_values_compose(const struct ao_values_sources *src, cJSON **ret, struct ao_error *reterr)
 {
-        cJSON *values;
-        int k = ao_values_compose_config(src, &values, reterr);
-        if (k < 0)
-                return k;
+        cJSON *values = new_object();
+        for (size_t i = 0; i < src->n_static_layers; i++)
+                merge_layer(values, src->static_layers[i]);
+        cJSON *config = config_values(src);
+        ao_values_merge(values, config);
+        cJSON_Delete(config);
+        int k = 0;
         if (src->schema)
                 ao_schema_apply_defaults(src->schema, AO_SCHEMA_VALUES, values);
         if (src->patches && cJSON_GetArraySize(src->patches) > 0) {
