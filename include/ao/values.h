@@ -107,3 +107,14 @@ int ao_values_compose_config(const struct ao_values_sources *src, struct cJSON *
  * are skipped. This is what VALUES_PATH and helm get for the section.
  */
 int ao_values_compose(const struct ao_values_sources *src, struct cJSON **ret, struct ao_error *reterr);
+
+/**
+ * The document a consumer receives (VALUES_PATH, CONFIG_VALUES_PATH, the
+ * values file helm gets): {"global": @global, "<key>": @section}, copies of
+ * both. @key NULL gives the global-only document of global hooks. With
+ * @enabled_modules (a NULL-terminated list in execution order), it is added
+ * as global.enabledModules, as module hooks and enabled scripts see it;
+ * helm gets the document without it (pass NULL).
+ */
+struct cJSON *ao_values_document(const struct cJSON *global, const char *key, const struct cJSON *section,
+                                 const char *const *enabled_modules);

@@ -77,3 +77,29 @@ int ao_values_compose(const struct ao_values_sources *src, cJSON **ret, struct a
         *ret = values;
         return 0;
 }
+
+cJSON *ao_values_document(const cJSON *global, const char *key, const cJSON *section,
+                          const char *const *enabled_modules)
+{
+        cJSON *doc = new_object();
+        cJSON *g = global ? cJSON_Duplicate(global, true) : new_object();
+        if (!g)
+                abort();
+        if (enabled_modules) {
+                cJSON *list = cJSON_CreateArray();
+                for (size_t i = 0; list && enabled_modules[i]; i++)
+                        cJSON_AddItemToArray(list, cJSON_CreateString(enabled_modules[i]));
+                if (!list)
+                        abort();
+                cJSON_DeleteItemFromObjectCaseSensitive(g, "enabledModules");
+                cJSON_AddItemToObject(g, "enabledModules", list);
+        }
+        cJSON_AddItemToObject(doc, "global", g);
+        if (key) {
+                cJSON *m = section ? cJSON_Duplicate(section, true) : new_object();
+                if (!m)
+                        abort();
+                cJSON_AddItemToObject(doc, key, m);
+        }
+        return doc;
+}

@@ -95,6 +95,22 @@ static void abort_validation(struct vctx *c, const char *why)
         append_line(c, c->root_len, why, NULL);
 }
 
+/*
+ * Count @n units of work against the budget: schema nodes visited, plus
+ * what a keyword does in one go (items sorted, enum entries compared,
+ * string bytes searched), so that no keyword multiplies past it.
+ */
+static bool charge(struct vctx *c, size_t n)
+{
+        if (c->aborted)
+                return false;
+        c->steps += n;
+        if (c->steps <= AO_SCHEMA_MAX_STEPS)
+                return true;
+        abort_validation(c, "validation stopped: the schema takes too many steps for this value");
+        return false;
+}
+
 _printf_(3, 4) static void fail(struct vctx *c, const char *keyword, const char *fmt, ...)
 {
         struct ao_strbuf msg = {0};
@@ -477,6 +493,25 @@ static bool check_type(struct vctx *c, const cJSON *type, const cJSON *v)
         return false;
 }
 
+/*
+ * Deep equality (object key order does not matter). cJSON_Compare looks each
+ * key up linearly, so collections of different sizes are told apart first
+ * and equal sizes are charged to the budget.
+ */
+static bool values_equal(struct vctx *c, const cJSON *a, const cJSON *b)
+{
+        size_t n;
+
+        if ((a->type & 0xFF) != (b->type & 0xFF))
+                return false;
+        if (cJSON_IsArray(a) || cJSON_IsObject(a)) {
+                n = (size_t) cJSON_GetArraySize(a);
+                if (n != (size_t) cJSON_GetArraySize(b) || !charge(c, n * n))
+                        return false;
+        }
+        return cJSON_Compare(a, b, true);
+}
+
 static void check_enum(struct vctx *c, const cJSON *list, const cJSON *v)
 {
         struct ao_strbuf text = {0};
@@ -484,7 +519,9 @@ static void check_enum(struct vctx *c, const cJSON *list, const cJSON *v)
 
         cJSON_ArrayForEach(e, list)
         {
-                if (cJSON_Compare(e, v, true))
+                if (!charge(c, 1))
+                        return;
+                if (values_equal(c, e, v))
                         return;
         }
         cJSON_ArrayForEach(e, list)
@@ -505,7 +542,7 @@ static void check_const(struct vctx *c, const cJSON *want, const cJSON *v)
 {
         struct ao_strbuf text = {0};
 
-        if (cJSON_Compare(want, v, true))
+        if (values_equal(c, want, v) || c->aborted)
                 return;
         append_value(&text, want);
         fail(c, "const", "must be equal to %s", ao_strbuf_str(&text));
@@ -580,7 +617,8 @@ static void check_string(struct vctx *c, const cJSON *s, const cJSON *v)
                 fail(c, "minLength", "must be at least %.0f characters long", min->valuedouble);
         if (cJSON_IsNumber(max) && (double) len > max->valuedouble)
                 fail(c, "maxLength", "must be at most %.0f characters long", max->valuedouble);
-        if (cJSON_IsString(pattern) && (re = ao_schema_regex_find(c->doc, pattern))) {
+        if (cJSON_IsString(pattern) && (re = ao_schema_regex_find(c->doc, pattern)) &&
+            charge(c, 1 + strlen(v->valuestring) / 32)) {
                 r = ao_schema_regex_search(re, v->valuestring, c->mp);
                 if (r == 0)
                         fail(c, "pattern", "must match '%s'", pattern->valuestring);
@@ -611,7 +649,7 @@ static void check_unique(struct vctx *c, const cJSON *v)
         struct item_text *items;
         const cJSON *e;
 
-        if (n < 2)
+        if (n < 2 || !charge(c, n))
                 return;
         items = ao_xcalloc(n, sizeof(*items));
         cJSON_ArrayForEach(e, v)
@@ -676,7 +714,8 @@ static bool pattern_properties(struct vctx *c, const cJSON *patterns, const cJSO
         cJSON_ArrayForEach(p, patterns)
         {
                 re = ao_schema_regex_find(c->doc, p);
-                if (!re || ao_schema_regex_search(re, m->string, c->mp) != 1)
+                if (!re || !charge(c, 1 + strlen(m->string) / 32) ||
+                    ao_schema_regex_search(re, m->string, c->mp) != 1)
                         continue;
                 matched = true;
                 validate(c, p, m, depth + 1);
@@ -783,10 +822,8 @@ static void validate(struct vctx *c, const cJSON *s, const cJSON *v, int depth)
 
         if (stopped(c))
                 return;
-        if (++c->steps > AO_SCHEMA_MAX_STEPS) {
-                abort_validation(c, "validation stopped: the schema takes too many steps for this value");
+        if (!charge(c, 1))
                 return;
-        }
         if (depth > AO_SCHEMA_MAX_DEPTH) {
                 fail(c, NULL, "nested more than %d levels deep", AO_SCHEMA_MAX_DEPTH);
                 return;

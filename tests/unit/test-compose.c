@@ -143,8 +143,37 @@ static void test_patches(void)
         cJSON_Delete(static_layer);
 }
 
+static void test_documents(void)
+{
+        cJSON *global = load("{param1: 200}"), *module = load("{x: 1}");
+        const char *enabled[] = {"cert-manager", "some-module", NULL};
+        char *s;
+        cJSON *doc = ao_values_document(global, "someModule", module, enabled);
+        tap_is_str(s = ao_json_canonical(doc),
+                   "{\"global\":{\"enabledModules\":[\"cert-manager\",\"some-module\"],\"param1\":200},"
+                   "\"someModule\":{\"x\":1}}",
+                   "document: module hooks see global.enabledModules in execution order");
+        free(s);
+        cJSON_Delete(doc);
+        doc = ao_values_document(global, "someModule", module, NULL);
+        tap_is_str(s = ao_json_canonical(doc), "{\"global\":{\"param1\":200},\"someModule\":{\"x\":1}}",
+                   "document: helm values have no enabledModules");
+        free(s);
+        cJSON_Delete(doc);
+        doc = ao_values_document(global, NULL, NULL, NULL);
+        tap_is_str(s = ao_json_canonical(doc), "{\"global\":{\"param1\":200}}", "document: global hooks");
+        free(s);
+        cJSON_Delete(doc);
+        char *g = ao_json_canonical(global);
+        tap_is_str(g, "{\"param1\":200}", "document: the inputs are not changed");
+        free(g);
+        cJSON_Delete(global);
+        cJSON_Delete(module);
+}
+
 int main(void)
 {
+        test_documents();
         test_seed_example();
         test_defaults();
         test_patches();
