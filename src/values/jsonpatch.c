@@ -750,7 +750,7 @@ static int do_move(struct patcher *p)
 static int do_copy(struct patcher *p)
 {
         struct location loc;
-        size_t nodes;
+        size_t nodes = 0;
         cJSON *node;
         int r = locate(p, p->op->from, false, &loc);
 
