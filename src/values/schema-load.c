@@ -447,16 +447,24 @@ static bool sets_additional(const cJSON *s)
 }
 
 /*
- * addon-operator's AdditionalPropertiesTransformer: false wherever unset, at
- * this schema, in properties that do not set it (recursively), and in items.
- * A property that sets it keeps its subtree as written. Neither allOf & co
- * nor definitions are visited, as there.
+ * additionalProperties is false wherever a schema describes its keys
+ * (properties or patternProperties) without setting it: at this schema, in
+ * properties that do not set it (recursively), and in items. A property
+ * that sets it keeps its subtree as written. An object schema that names no
+ * keys at all stays open: the VALUES docs call such a property ("discovery:
+ * {type: object}") "an optional object with no restrictions on keys", and
+ * the docs are the contract. Neither allOf & co nor definitions are visited.
  */
+static bool describes_keys(const cJSON *s)
+{
+        return get(s, "properties") || get(s, "patternProperties");
+}
+
 static int inject_additional(cJSON *s)
 {
         cJSON *props = get(s, "properties"), *items = get(s, "items"), *sub;
 
-        if (!sets_additional(s) && !cJSON_AddFalseToObject(s, "additionalProperties"))
+        if (!sets_additional(s) && describes_keys(s) && !cJSON_AddFalseToObject(s, "additionalProperties"))
                 return -ENOMEM;
         if (cJSON_IsObject(props))
                 cJSON_ArrayForEach(sub, props)

@@ -129,9 +129,9 @@ static void test_seed_validation(void)
                "seed: the string '{}'");
         expect(s, AO_SCHEMA_CONFIG, "global", "{project: p, clusterName: c, discovery: {}}", "",
                "seed: discovery object");
-        /* As in addon-operator, discovery got additionalProperties: false injected. */
-        expect(s, AO_SCHEMA_CONFIG, "global", "{project: p, clusterName: c, discovery: {a: 1}}",
-               "global.discovery: 'a' is not allowed (additionalProperties)", "seed: discovery keys (peer)");
+        /* The seed: discovery is "an optional object with no restrictions on keys". */
+        expect(s, AO_SCHEMA_CONFIG, "global", "{project: p, clusterName: c, discovery: {a: 1}}", "",
+               "seed: discovery takes any keys");
         expect(s, AO_SCHEMA_CONFIG, "global", "{project: p, clusterName: c, param1: value1}",
                "global: 'param1' is not allowed (additionalProperties)", "seed: unknown key");
         ao_schema_free(s);
@@ -166,11 +166,11 @@ static void test_seed_extend(void)
         /* The seed's effective schema, plus x-extend itself and the injected additionalProperties. */
         static const char effective[] =
             "{\"additionalProperties\":false,"
-            "\"properties\":{\"clusterHostname\":{\"additionalProperties\":false,\"type\":\"string\"},"
-            "\"clusterName\":{\"additionalProperties\":false,\"type\":\"string\"},"
-            "\"discovery\":{\"additionalProperties\":false,\"type\":\"object\"},"
-            "\"param1\":{\"additionalProperties\":false,\"type\":\"string\"},"
-            "\"project\":{\"additionalProperties\":false,\"type\":\"string\"}},"
+            "\"properties\":{\"clusterHostname\":{\"type\":\"string\"},"
+            "\"clusterName\":{\"type\":\"string\"},"
+            "\"discovery\":{\"type\":\"object\"},"
+            "\"param1\":{\"type\":\"string\"},"
+            "\"project\":{\"type\":\"string\"}},"
             "\"required\":[\"project\",\"clusterName\",\"discovery\",\"param1\"],"
             "\"type\":\"object\",\"x-extend\":{\"schema\":\"config-values.yaml\"}}";
         struct ao_schema *s = build(config, values);
@@ -292,13 +292,13 @@ static void test_seed_required_for_helm(void)
                                      "    type: string\n";
         static const char after_hook[] =
             "{\"additionalProperties\":false,"
-            "\"properties\":{\"param1\":{\"additionalProperties\":false,\"type\":\"string\"},"
-            "\"param2\":{\"additionalProperties\":false,\"type\":\"string\"}},"
+            "\"properties\":{\"param1\":{\"type\":\"string\"},"
+            "\"param2\":{\"type\":\"string\"}},"
             "\"type\":\"object\",\"x-required-for-helm\":[\"param1\",\"param2\"]}";
         static const char before_helm[] =
             "{\"additionalProperties\":false,"
-            "\"properties\":{\"param1\":{\"additionalProperties\":false,\"type\":\"string\"},"
-            "\"param2\":{\"additionalProperties\":false,\"type\":\"string\"}},"
+            "\"properties\":{\"param1\":{\"type\":\"string\"},"
+            "\"param2\":{\"type\":\"string\"}},"
             "\"required\":[\"param1\",\"param2\"],"
             "\"type\":\"object\",\"x-required-for-helm\":[\"param1\",\"param2\"]}";
         struct ao_schema *s = build(NULL, values);
@@ -511,15 +511,13 @@ static const struct vcase cases[] = {
      "m.a: 'q' is not allowed (additionalProperties)"},
     {"{properties: {a: {additionalProperties: true, properties: {b: {type: object}}}}}", "{a: {b: {z: 1}}}",
      ""},
-    {"{properties: {a: {properties: {b: {type: object}}}}}", "{a: {b: {z: 1}}}",
-     "m.a.b: 'z' is not allowed (additionalProperties)"},
-    {"{type: array, items: {type: object}}", "[{x: 1}]", "m[0]: 'x' is not allowed (additionalProperties)"},
-    {"{items: {additionalProperties: true, properties: {p: {type: object}}}}", "[{q: 1, p: {r: 1}}]",
-     "m[0].p: 'r' is not allowed (additionalProperties)"},
+    {"{properties: {a: {properties: {b: {type: object}}}}}", "{a: {b: {z: 1}}}", ""},
+    {"{type: array, items: {type: object}}", "[{x: 1}]", ""},
+    {"{items: {additionalProperties: true, properties: {p: {type: object}}}}", "[{q: 1, p: {r: 1}}]", ""},
     {"{properties: {a: {type: object, x-kubernetes-preserve-unknown-fields: true}}}", "{a: {q: 1}}", ""},
     {"{x-kubernetes-preserve-unknown-fields: true}", "{q: 1}", ""},
-    {"{allOf: [{properties: {a: {type: string}}}]}", "{a: s}",
-     "m: 'a' is not allowed (additionalProperties)"},
+    /* The root names no keys itself (only its allOf does): it stays open. */
+    {"{allOf: [{properties: {a: {type: string}}}]}", "{a: s}", ""},
     {"{additionalProperties: true, allOf: [{properties: {a: {type: object}}}]}", "{a: {b: 1}}", ""},
     /* combinators */
     {"{allOf: [{type: integer}, {minimum: 3}]}", "2", "m: must be >= 3 (minimum)"},
