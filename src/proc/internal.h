@@ -144,6 +144,10 @@ int ao_proc_spawner_reap(struct spawner *s);
 int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *const *argv, char *const *envp,
                             const char *cwd, int stdout_fd, int stderr_fd);
 
+/* hook-log.c */
+/** Log a line that is one JSON object as a structured record; false (nothing logged) for any other line. */
+bool ao_proc_log_json_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len);
+
 /* output.c */
 int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int *ret_write_fd);
 void ao_proc_output_close(struct run_output *o);

@@ -23,6 +23,8 @@ static const char *const stream_names[] = {[AO_PROC_STDOUT] = "stdout", [AO_PROC
 /* Default line handler: log at info with the run's context and which stream it came from. */
 static void log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
 {
+        if (ao_proc_log_json_line(run, stream, line, len))
+                return;
         /* Lines are logged as C strings: a NUL byte from a hook becomes U+FFFD instead of cutting the line. */
         struct ao_strbuf sb = {0};
         for (const char *p = line, *end = line + len; p < end;) {

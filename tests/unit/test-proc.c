@@ -278,6 +278,26 @@ static void test_garbage_logged_safely(int log_read)
                    "%s: NUL, invalid UTF-8 and escape sequences logged as valid JSON", mode);
 }
 
+static void test_json_log_lines(int log_read)
+{
+        struct outcome o;
+        char *argv[] = {"/bin/sh", "-c",
+                        "echo '{\"level\":\"warn\",\"msg\":\"disk low\",\"free\":3,\"time\":\"x\","
+                        "\"path\":\"/d\"}'; echo '{not json'",
+                        NULL};
+        struct ao_proc_spec spec = {.path = "/bin/sh", .argv = argv, .log_context = {.hook = "hooks/json"}};
+        run_spec(&spec, &o);
+        char buf[4096];
+        ssize_t n = read(log_read, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        tap_is_str(
+            buf,
+            "{\"level\":\"warn\",\"msg\":\"disk low\",\"hook\":\"hooks/json\",\"output\":\"stdout\","
+            "\"proxyJsonLog\":\"true\",\"hook_free\":\"3\",\"hook_path\":\"/d\"}\n"
+            "{\"level\":\"info\",\"msg\":\"{not json\",\"hook\":\"hooks/json\",\"output\":\"stdout\"}\n",
+            "%s: a JSON line becomes a structured record at its level; other lines stay text", mode);
+}
+
 static void test_max_rss(void)
 {
         const char *memhog = getenv("AO_MEMHOG");
@@ -541,6 +561,7 @@ int main(void)
                 while (read(log_pipe[0], drain, sizeof(drain)) > 0)
                         ;
                 test_garbage_logged_safely(log_pipe[0]);
+                test_json_log_lines(log_pipe[0]);
                 test_max_rss();
                 test_sandbox_default(log_pipe[0]);
                 test_sandbox_descendants();
