@@ -484,6 +484,49 @@ static int resolve_one(struct ao_cli *cli, const struct ao_setting_def *d, struc
         return 0;
 }
 
+/* Variables other addon-operator deployments set for features this one does not have. */
+static const char *const unsupported_envs[] = {
+    "ADDON_OPERATOR_SHELL_CHROOT_DIR",
+    "ADDON_OPERATOR_APPLIED_MODULE_EXTENDERS",
+    "ADDON_OPERATOR_ADMISSION_SERVER_ENABLED",
+    "ADDON_OPERATOR_ADMISSION_SERVER_LISTEN_PORT",
+    "ADDON_OPERATOR_ADMISSION_SERVER_CERTS_DIR",
+    "USE_NELM",
+    "NELM_DEPENDENCY_GRAPH_ENABLED",
+};
+
+/* Helm 2 settings: running without them would deploy with Helm 3 where Helm 2 was asked for. */
+static const char *const helm2_envs[] = {
+    "HELM2",
+    "TILLER_BIN_PATH",
+    "TILLER_MAX_HISTORY",
+    "ADDON_OPERATOR_TILLER_LISTEN_PORT",
+    "ADDON_OPERATOR_TILLER_PROBE_LISTEN_PORT",
+};
+
+/* Say so instead of ignoring them silently: a setting that does nothing is a surprise later. */
+static int check_unsupported(struct ao_cli *cli, char *const *envp, struct ao_error *reterr)
+{
+        for (size_t i = 0; i < AO_ARRAY_SIZE(helm2_envs); i++) {
+                const char *v = env_lookup(envp, helm2_envs[i]);
+                if (v && *v)
+                        return ao_error_set(
+                            reterr, -ENOTSUP,
+                            "%s is set, but Helm 2 is not supported: remove the Helm 2 settings",
+                            helm2_envs[i]);
+        }
+        for (size_t i = 0; i < AO_ARRAY_SIZE(unsupported_envs); i++) {
+                const char *v = env_lookup(envp, unsupported_envs[i]);
+                if (v && *v &&
+                    notice_add(cli, AO_LOG_WARN,
+                               "%s is set, but this operator does not support it; ignoring it",
+                               unsupported_envs[i]) < 0)
+                        return ao_error_set(reterr, -ENOMEM, "out of memory while parsing %s",
+                                            unsupported_envs[i]);
+        }
+        return 0;
+}
+
 int ao_settings_resolve(struct ao_cli *cli, struct ao_cli_origin *origins, const char *const *flag_values,
                         const char *const *flag_names, char *const *envp, struct ao_error *reterr)
 {
@@ -493,7 +536,7 @@ int ao_settings_resolve(struct ao_cli *cli, struct ao_cli_origin *origins, const
                 if (r < 0)
                         return r;
         }
-        return 0;
+        return check_unsupported(cli, envp, reterr);
 }
 
 int ao_cli_setting_origin(const struct ao_cli *cli, const char *flag, enum ao_setting_origin *ret_origin,

@@ -42,6 +42,8 @@ bad "invalid value 'xml' for LOG_TYPE" "LOG_TYPE xml" env LOG_TYPE=xml "$AO_BINA
 bad "invalid value 'fast' for ADDON_OPERATOR_REACTOR" "reactor fast" env ADDON_OPERATOR_REACTOR=fast "$AO_BINARY"
 bad "invalid value '70000' for --listen-port" "flag --listen-port 70000" "$AO_BINARY" --listen-port 70000
 bad "unknown flag '--no-such-flag'" "unknown flag" "$AO_BINARY" --no-such-flag
+bad "TILLER_BIN_PATH is set, but Helm 2 is not supported: remove the Helm 2 settings" "Helm 2 settings" \
+        env TILLER_BIN_PATH=/usr/bin/tiller "$AO_BINARY"
 bad "unknown command 'frobnicate'" "unknown command" "$AO_BINARY" frobnicate
 
 for backend in epoll io_uring; do
@@ -109,6 +111,13 @@ op_finish
 is "$OP_CODE" 1 "unknown sandbox profile: exit code 1"
 like "$OP_LOG" "level=error msg=\"sandbox: no profile named 'nope' \(ADDON_OPERATOR_SANDBOX_PROFILE\)\"" \
         "unknown sandbox profile: named in the error"
+
+# Settings of features this operator does not have are named, not silently ignored.
+op_start ADDON_OPERATOR_SHELL_CHROOT_DIR=/chroot LOG_NO_TIME=true -- start
+op_wait_for 'event loop: using'
+kill -TERM "$OP_PID"; op_finish
+like "$OP_LOG" 'level=warn msg="ADDON_OPERATOR_SHELL_CHROOT_DIR is set, but this operator does not support it; ignoring it"' \
+        "unsupported setting: a warning names it"
 
 # The documented spelling alone works too.
 op_start MODULES_DIR=/documented LOG_NO_TIME=true -- start
