@@ -77,8 +77,10 @@ struct parked_notification {
 
 /* One spawner process: it serves one sandbox profile (or none) and holds that profile's filter. */
 struct spawner {
-        struct ao_proc *proc;                     /* borrowed */
-        uint32_t index;                           /* slot in proc->spawners, sent back as the listener tag */
+        struct ao_proc *proc; /* borrowed */
+        uint32_t index;       /* slot in proc->spawners */
+        uint32_t serial;      /* unique per spawner ever started: its listener's tag, so a dead spawner's late
+                            listener can never attach to the one that took over its slot */
         const struct ao_sandbox_profile *profile; /* borrowed; NULL: unsandboxed children */
         pid_t pid;
         int sock;                /* owned */
@@ -98,6 +100,7 @@ struct ao_proc {
         size_t n_runs;
         size_t n_starting; /* runs whose spawner reply is outstanding */
         uint64_t next_id;
+        uint32_t next_spawner_serial;
         bool refusing; /* shutdown began */
         struct ao_shutdown *shutdown;
 

@@ -13,7 +13,7 @@
  *
  * One spawner serves one profile. It drops to the profile's uid/gid, sets
  * no_new_privs and installs the profile's seccomp filter on itself, once,
- * and sends the filter's listener (tagged SPAWNER_LISTENER_TAG | index) to
+ * and sends the filter's listener (tagged SPAWNER_LISTENER_TAG | serial) to
  * the operator; every child inherits filter and listener, so a launch pays
  * no per-child BPF load. Only the rlimits are applied per child (RLIMIT_CPU
  * on the long-lived spawner would be spent by it).
@@ -30,7 +30,7 @@
 #define SPAWNER_LISTENER_FD 4
 
 #define SPAWNER_LIMITS_MAX 16
-/* Listener tags with this bit come from a spawner (the rest is its index), without it from one run. */
+/* Listener tags with this bit come from a spawner (the rest is its serial), without it from one run. */
 #define SPAWNER_LISTENER_TAG (UINT64_C(1) << 63)
 /* A request larger than this (argv + environment) is refused before it is sent. */
 #define SPAWNER_MESSAGE_MAX (256 * 1024)
@@ -43,7 +43,7 @@ enum spawner_message_type {
 
 struct spawner_profile_msg {
         uint32_t type;    /* SPAWNER_MSG_PROFILE */
-        uint32_t index;   /* the spawner's number, sent back as the listener's tag */
+        uint32_t index;   /* the spawner's serial number, sent back as the listener's tag */
         uint32_t bpf_len; /* instructions following this header */
         uint32_t n_limits;
         uint8_t set_uid, set_gid, notifies, _pad;

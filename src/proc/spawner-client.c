@@ -91,7 +91,7 @@ static int send_profile(struct spawner *s)
         size_t len = sizeof(struct spawner_profile_msg) + bpf_bytes;
         struct spawner_profile_msg *m = ao_xcalloc(1, len);
         m->type = SPAWNER_MSG_PROFILE;
-        m->index = s->index;
+        m->index = s->serial;
         m->bpf_len = profile->has_filter ? profile->bpf_len : 0;
         m->notifies = profile->has_filter;
         m->n_limits = (uint32_t) profile->n_rlimits;
@@ -257,6 +257,7 @@ static int spawner_start(struct ao_proc *p, uint32_t index, const struct ao_sand
         struct spawner *s = ao_xcalloc(1, sizeof(*s));
         s->proc = p;
         s->index = index;
+        s->serial = ++p->next_spawner_serial;
         s->profile = profile;
         s->pid = pid;
         s->sock = sv[0];

@@ -186,9 +186,12 @@ void ao_proc_supervise_unpark(struct spawner *s)
         s->n_parked = kept;
 }
 
-static void attach_spawner_listener(struct ao_proc *p, uint32_t index, int listener)
+static void attach_spawner_listener(struct ao_proc *p, uint32_t serial, int listener)
 {
-        struct spawner *s = index < SPAWNERS_MAX ? p->spawners[index] : NULL;
+        struct spawner *s = NULL;
+        for (int i = 0; i < SPAWNERS_MAX && !s; i++)
+                if (p->spawners[i] && p->spawners[i]->serial == serial)
+                        s = p->spawners[i];
         if (!s || s->listener >= 0) {
                 (void) close(listener);
                 return;
