@@ -7,7 +7,6 @@
  * name (at most a few per run, then counted) and refused with EPERM, or the
  * process group is killed when the profile says so.
  */
-#include <alloca.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -27,13 +26,35 @@
 
 #define VIOLATIONS_LOGGED_PER_RUN 10
 
-/* The kernel's notification structs may be larger than our headers say: ask once. */
-static struct seccomp_notif_sizes notif_sizes;
+/*
+ * The kernel's notification structs may be larger than our headers say (it
+ * reports their sizes): receive into buffers with room to spare, and refuse
+ * to supervise on a kernel whose structs outgrow even that.
+ */
+#define NOTIF_BUFFER_SIZE 512
+
+union notif_request {
+        struct seccomp_notif req;
+        char bytes[NOTIF_BUFFER_SIZE];
+};
+
+union notif_response {
+        struct seccomp_notif_resp resp;
+        char bytes[NOTIF_BUFFER_SIZE];
+};
+
+/* Receive one notification; false when there is none (the caller died before we looked). */
+static bool receive(int listener, union notif_request *n)
+{
+        memset(n, 0, sizeof(*n));
+        return ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n->req) == 0;
+}
 
 static int answer(int listener, uint64_t id, int error)
 {
-        struct seccomp_notif_resp *resp = alloca(AO_MAX(notif_sizes.seccomp_notif_resp, sizeof(*resp)));
-        memset(resp, 0, AO_MAX(notif_sizes.seccomp_notif_resp, sizeof(*resp)));
+        union notif_response buffer;
+        memset(&buffer, 0, sizeof(buffer));
+        struct seccomp_notif_resp *resp = &buffer.resp;
         resp->id = id;
         resp->error = -error;
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
@@ -85,11 +106,9 @@ static int on_notification(struct ao_source *s, int fd, uint32_t revents, void *
                 ao_proc_supervise_run_done(run);
                 return 0;
         }
-        struct seccomp_notif *req = alloca(AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
-        memset(req, 0, AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
-        if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
-                return 0; /* ENOENT: the caller died before we looked */
-        settle(run, fd, req->id, (pid_t) req->pid, req->data.nr);
+        union notif_request n;
+        if (receive(fd, &n))
+                settle(run, fd, n.req.id, (pid_t) n.req.pid, n.req.data.nr);
         return 0;
 }
 
@@ -151,10 +170,10 @@ static int on_spawner_notification(struct ao_source *src, int fd, uint32_t reven
         struct spawner *s = userdata;
         if (!(revents & AO_IO_IN))
                 return 0; /* HUP only when the spawner and all its children are gone */
-        struct seccomp_notif *req = alloca(AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
-        memset(req, 0, AO_MAX(notif_sizes.seccomp_notif, sizeof(*req)));
-        if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0)
+        union notif_request n;
+        if (!receive(fd, &n))
                 return 0;
+        const struct seccomp_notif *req = &n.req;
         pid_t pid = (pid_t) req->pid;
         struct ao_proc_run *run = run_of_caller(s->proc, pid);
         if (run) {
@@ -258,8 +277,10 @@ static int on_listener_message(struct ao_source *s, int fd, uint32_t revents, vo
 
 int ao_proc_supervise_setup(struct ao_proc *p)
 {
-        if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &notif_sizes) < 0)
-                notif_sizes = (struct seccomp_notif_sizes){0}; /* old kernel: our struct sizes it is */
+        struct seccomp_notif_sizes sizes = {0};
+        if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
+            (sizes.seccomp_notif > NOTIF_BUFFER_SIZE || sizes.seccomp_notif_resp > NOTIF_BUFFER_SIZE))
+                return -EOVERFLOW; /* a future kernel with far larger structs: do not guess */
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
                 return ao_negative_errno();
