@@ -10,6 +10,7 @@ struct cJSON;
 int ao_tool_yaml2json(int argc, char *const *args);
 int ao_tool_json_patch(int argc, char *const *args);
 int ao_tool_validate(int argc, char *const *args);
+int ao_tool_cron(int argc, char *const *args);
 
 /** Print the usage line of tool @name to stderr; returns 2 (the usage-error exit code). */
 int ao_tool_usage(const char *name);

@@ -18,6 +18,8 @@ static const struct tool_command tools[] = {
      ao_tool_json_patch},
     {"validate", "SCHEMA VALUES [--for-helm]", "validate values against an OpenAPI schema file",
      ao_tool_validate},
+    {"cron", "'EXPR' [--from RFC3339] [--count N]", "print the next fire times of a cron expression",
+     ao_tool_cron},
 };
 
 void ao_tool_print_help(FILE *out)

@@ -78,4 +78,16 @@ run /dev/null validate "$dir/schema.yaml" "$dir/bad.yaml"
 is "$CODE" 1 "validate: invalid values exit 1"
 is "$(printf '%s\n' "$ERR" | wc -l)" 2 "validate: one line per error (minimum, additionalProperties)"
 
+# cron
+run /dev/null cron '0 0 13 * FRI' --from 2026-11-22T00:00:00Z --count 3
+is "$CODE" 0 "cron: exit 0"
+is "$OUT" "$(printf '2026-11-27T00:00:00Z\n2026-12-04T00:00:00Z\n2026-12-11T00:00:00Z')" \
+        "cron: day of month OR day of week, in UTC"
+run /dev/null cron '*/15 * * * * *' --from 2026-01-01T00:00:59+01:00 --count 2
+is "$OUT" "$(printf '2025-12-31T23:01:00Z\n2025-12-31T23:01:15Z')" "cron: seconds field, --from with an offset"
+run /dev/null cron '61 * * * *'
+is "$CODE" 1 "cron: bad expression exits 1"
+is "$ERR" "cron '61 * * * *': minute: value 61 out of range 0-59" "cron: the reason names the field"
+is "$OUT" "" "cron: nothing on stdout"
+
 done_testing
