@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "../tap.h"
+#include "ao/fdpass.h"
 #include "ao/sandbox.h"
 
 extern char **environ;
@@ -436,21 +437,7 @@ struct run {
 static int send_fd(int sock, int fd)
 {
         char byte = 'L';
-        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } control = {0};
-        struct msghdr msg = {.msg_iov = &iov,
-                             .msg_iovlen = 1,
-                             .msg_control = control.buf,
-                             .msg_controllen = sizeof(control.buf)};
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
-        return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+        return ao_fdpass_send(sock, &byte, 1, &fd, 1, 0) == 1 ? 0 : -1;
 }
 
 static int recv_fd(int sock)
@@ -460,23 +447,11 @@ static int recv_fd(int sock)
         if (poll(&pfd, 1, RUN_TIMEOUT_SEC * 1000) != 1)
                 return -1;
         char byte;
-        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } control = {0};
-        struct msghdr msg = {.msg_iov = &iov,
-                             .msg_iovlen = 1,
-                             .msg_control = control.buf,
-                             .msg_controllen = sizeof(control.buf)};
-        if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+        int fds[AO_FDPASS_MAX_FDS];
+        size_t n_fds;
+        if (ao_fdpass_recv(sock, &byte, 1, fds, AO_FDPASS_MAX_FDS, &n_fds, 0) != 1 || n_fds != 1)
                 return -1;
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        if (!c || c->cmsg_type != SCM_RIGHTS)
-                return -1;
-        int fd;
-        memcpy(&fd, CMSG_DATA(c), sizeof(int));
-        return fd;
+        return fds[0];
 }
 
 /*
