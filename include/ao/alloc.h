@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "ao/macro.h"
+
 void *ao_xmalloc(size_t size);
 void *ao_xcalloc(size_t n, size_t size);
 void *ao_xrealloc(void *p, size_t size);
@@ -17,3 +19,5 @@ void *ao_xrealloc(void *p, size_t size);
 void *ao_xreallocarray(void *p, size_t n, size_t size);
 char *ao_xstrdup(const char *s);
 char *ao_xstrndup(const char *s, size_t n);
+/** A formatted string, malloc'd. */
+char *ao_xasprintf(const char *fmt, ...) _printf_(1, 2);

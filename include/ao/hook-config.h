@@ -40,6 +40,7 @@ struct cJSON;
 
 #define AO_HOOK_CONFIG_MAX_INPUT    (4u * 1024 * 1024) /* bytes of --config output */
 #define AO_HOOK_CONFIG_MAX_BINDINGS 1024               /* schedule + kubernetes entries */
+#define AO_HOOK_CONFIG_MAX_ITEMS    65536              /* strings and requirements in all lists together */
 
 enum ao_hook_kind {
         AO_HOOK_GLOBAL,
@@ -127,7 +128,7 @@ struct ao_kubernetes_binding {
         unsigned event_mask; /* AO_WATCH_*; 0 when executeHookOnEvent is [] (snapshot only) */
         bool execute_hook_on_synchronization; /* default true; false in v0 */
         bool wait_for_synchronization;        /* default true; forced true unless queue was given */
-        bool keep_full_objects_in_memory;     /* default true */
+        bool keep_full_objects_in_memory;     /* default true; false in v0 (its contexts carry no objects) */
         bool allow_failure;
         char *queue; /* owned; "main" when not given */
         bool queue_given;
@@ -177,7 +178,32 @@ void ao_hook_config_done(struct ao_hook_config *cfg);
 
 /**
  * The configuration with every default filled in, as a new JSON object in
- * the v1 vocabulary (for `tool hook-config`, the debug API and tests).
+ * the v1 vocabulary (for `tool hook-config`, the debug API and tests), or
+ * NULL when memory runs out. Caller-owned. The shape:
+ *
+ *   {"configVersion": "v1" (or "v0": the version of the source),
+ *    "kind": "global" | "module",
+ *    "onStartup": N, "beforeAll": N, ...      only the orders given,
+ *    "schedule": [{"name", "crontab", "allowFailure", "queue",
+ *                  "group"?, "includeSnapshotsFrom"?}],        when any,
+ *    "kubernetes": [{"name", "apiVersion"?, "kind",
+ *                    "executeHookOnEvent": ["Added", "Modified", "Deleted"] (those in the mask),
+ *                    "executeHookOnSynchronization", "waitForSynchronization",
+ *                    "keepFullObjectsInMemory", "allowFailure", "queue",
+ *                    "group"?, "jqFilter"?,
+ *                    "nameSelector"?: {"matchNames": [...]},
+ *                    "labelSelector"?: {"matchExpressions": [{"key", "operator", "values"?}]},
+ *                    "fieldSelector"?: {"matchExpressions": [{"field", "operator": "=" | "!=", "value"}]},
+ *                    "namespace"?: {"nameSelector"?: ..., "labelSelector"?: ...},
+ *                    "includeSnapshotsFrom"?, "resynchronizationPeriod"?}],  when any,
+ *    "settings": {"executionMinPeriod": Go duration ("0s", "500ms", "1m30s"), "executionBurst": N},
+ *    "ignored": ["kubernetesValidating", ...]                  when any}
+ *
+ * Label selectors list every requirement under matchExpressions (a
+ * matchLabels entry is an In with one value); a v0 binding appears as the
+ * v1 binding it became (objectName in nameSelector, namespaceSelector in
+ * namespace). Without "kind" and "ignored", and with configVersion "v1",
+ * the object is a valid configuration that parses to the same JSON.
  */
 struct cJSON *ao_hook_config_to_json(const struct ao_hook_config *cfg);
 

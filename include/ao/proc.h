@@ -70,10 +70,11 @@ typedef void ao_proc_exit_handler(struct ao_proc_run *run, const struct ao_proc_
                                   void *userdata);
 
 struct ao_proc_spec {
-        const char *path;                         /* executable, used as is (no PATH search) */
-        char *const *argv;                        /* NULL-terminated; argv[0] conventionally the path */
-        char *const *envp;                        /* NULL-terminated, complete: nothing is inherited */
-        const char *cwd;                          /* NULL: the operator's */
+        const char *path;  /* executable, used as is (no PATH search) */
+        char *const *argv; /* NULL-terminated; argv[0] conventionally the path */
+        char *const *envp; /* NULL-terminated, complete: nothing is inherited */
+        const char *cwd;   /* NULL: the operator's */
+        int stdout_fd; /* > 2: the child's stdout is this fd (borrowed, e.g. a file), not logged; else a pipe */
         const struct ao_sandbox_profile *profile; /* borrowed; NULL: no sandbox at all */
         uint64_t timeout_usec;                    /* 0: none */
         struct ao_log_context log_context;        /* module/hook/binding for output and violation lines */
@@ -103,6 +104,13 @@ struct ao_proc *ao_proc_free(struct ao_proc *p);
  */
 int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_proc_run **ret_run,
                   struct ao_error *reterr);
+
+/**
+ * What happens to a line without an on_line handler: logged at info with the
+ * run's context and the stream's name (JSON lines as structured fields when
+ * LOG_PROXY_HOOK_JSON asks for it). For handlers that look at a line and log it too.
+ */
+void ao_proc_log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len);
 
 /** Kill a run's process group (SIGKILL); its exit handler still runs, with killed set. */
 void ao_proc_run_kill(struct ao_proc_run *run);

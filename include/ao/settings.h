@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ao/duration.h"
 #include "ao/error.h"
 #include "ao/log.h"
 
@@ -161,7 +162,5 @@ void ao_cli_print_settings(const struct ao_cli *cli, FILE *out);
 /** Free the strings of @s and zero it. */
 void ao_settings_done(struct ao_settings *s);
 
-/** Parse a Go-style duration ("30s", "1m30s", "20m", "500ms", "1h", "0") into microseconds. */
-int ao_parse_duration_usec(const char *s, uint64_t *ret);
 /** Parse a boolean the way Go's strconv.ParseBool does, plus yes/no and on/off (case-insensitive). */
 int ao_parse_bool(const char *s, bool *ret);

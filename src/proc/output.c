@@ -20,8 +20,7 @@
 
 static const char *const stream_names[] = {[AO_PROC_STDOUT] = "stdout", [AO_PROC_STDERR] = "stderr"};
 
-/* Default line handler: log at info with the run's context and which stream it came from. */
-static void log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
+void ao_proc_log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
 {
         if (ao_proc_log_json_line(run, stream, line, len))
                 return;
@@ -73,7 +72,7 @@ static void emit(struct ao_proc_run *run, struct run_output *o, const char *line
         if (run->on_line)
                 run->on_line(run, o->stream, line, len, run->userdata);
         else
-                log_line(run, o->stream, line, len);
+                ao_proc_log_line(run, o->stream, line, len);
         free(copy);
 }
 

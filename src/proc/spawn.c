@@ -311,6 +311,16 @@ static void launch_in_process(struct ao_proc *p, struct ao_proc_run *run, const 
         ao_proc_run_launched(run, pid, pidfd, &failure);
 }
 
+/* The child writes straight into @fd: a copy stands in for the pipe's write end, and no read end exists. */
+static int redirect_output(int fd, int *ret_write_fd)
+{
+        int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (copy < 0)
+                return ao_negative_errno();
+        *ret_write_fd = copy;
+        return 0;
+}
+
 int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_proc_run **ret_run,
                   struct ao_error *reterr)
 {
@@ -323,7 +333,10 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
         int k = 0;
         int write_fds[2] = {-1, -1};
         for (int i = 0; i < 2 && k >= 0; i++)
-                k = ao_proc_output_open(run, (enum ao_proc_stream) i, &write_fds[i]);
+                if (i == AO_PROC_STDOUT && spec->stdout_fd > 2)
+                        k = redirect_output(spec->stdout_fd, &write_fds[i]);
+                else
+                        k = ao_proc_output_open(run, (enum ao_proc_stream) i, &write_fds[i]);
         if (k < 0) {
                 for (int i = 0; i < 2; i++)
                         (void) ao_safe_close(write_fds[i]);

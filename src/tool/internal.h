@@ -11,6 +11,7 @@ int ao_tool_yaml2json(int argc, char *const *args);
 int ao_tool_json_patch(int argc, char *const *args);
 int ao_tool_validate(int argc, char *const *args);
 int ao_tool_cron(int argc, char *const *args);
+int ao_tool_hook_config(int argc, char *const *args);
 
 /** Print the usage line of tool @name to stderr; returns 2 (the usage-error exit code). */
 int ao_tool_usage(const char *name);

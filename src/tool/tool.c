@@ -20,6 +20,8 @@ static const struct tool_command tools[] = {
      ao_tool_validate},
     {"cron", "'EXPR' [--from RFC3339] [--count N]", "print the next fire times of a cron expression",
      ao_tool_cron},
+    {"hook-config", "FILE|- [--module]",
+     "check a hook's --config output and print it with defaults filled in", ao_tool_hook_config},
 };
 
 void ao_tool_print_help(FILE *out)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ao/alloc.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,4 +60,16 @@ char *ao_xstrndup(const char *s, size_t n)
         memcpy(p, s, n);
         p[n] = '\0';
         return p;
+}
+
+char *ao_xasprintf(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *s = NULL;
+        int n = vasprintf(&s, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+                out_of_memory(strlen(fmt));
+        return s;
 }

@@ -90,4 +90,37 @@ is "$CODE" 1 "cron: bad expression exits 1"
 is "$ERR" "cron '61 * * * *': minute: value 61 out of range 0-59" "cron: the reason names the field"
 is "$OUT" "" "cron: nothing on stdout"
 
+# hook-config
+cat >"$dir/hook.yaml" <<'YAML'
+configVersion: v1
+beforeHelm: 5
+kubernetes:
+- name: pods
+  kind: Pod
+  executeHookOnEvent: [Added]
+  labelSelector: {matchLabels: {app: web}}
+schedule:
+- crontab: "*/5 * * * *"
+  includeSnapshotsFrom: [pods]
+YAML
+run /dev/null hook-config "$dir/hook.yaml" --module
+is "$CODE" 0 "hook-config --module: exit 0"
+is "$OUT" '{"beforeHelm":5,"configVersion":"v1","kind":"module","kubernetes":[{"allowFailure":false,"executeHookOnEvent":["Added"],"executeHookOnSynchronization":true,"keepFullObjectsInMemory":true,"kind":"Pod","labelSelector":{"matchExpressions":[{"key":"app","operator":"In","values":["web"]}]},"name":"pods","queue":"main","waitForSynchronization":true}],"schedule":[{"allowFailure":false,"crontab":"*/5 * * * *","includeSnapshotsFrom":["pods"],"name":"schedule","queue":"main"}],"settings":{"executionBurst":1,"executionMinPeriod":"0s"}}' \
+        "hook-config: canonical JSON with defaults filled in"
+run /dev/null hook-config "$dir/hook.yaml"
+is "$CODE" 1 "hook-config: a module binding in a global hook exits 1"
+is "$ERR" "$dir/hook.yaml: beforeHelm: only module hooks may use this binding" "hook-config: the reason names the key"
+is "$OUT" "" "hook-config: nothing on stdout on error"
+printf '{"onStartup": 1, "onKubernetesEvent": [{"kind": "Pod", "event": ["add"]}]}' >"$dir/v0.json"
+run "$dir/v0.json" hook-config -
+is "$OUT" '{"configVersion":"v0","kind":"global","kubernetes":[{"allowFailure":false,"executeHookOnEvent":["Added"],"executeHookOnSynchronization":false,"keepFullObjectsInMemory":false,"kind":"Pod","name":"onKubernetesEvent","queue":"main","waitForSynchronization":true}],"onStartup":1,"settings":{"executionBurst":1,"executionMinPeriod":"0s"}}' \
+        "hook-config: - reads a v0 config from stdin"
+printf 'configVersion: v1\nkubernetes:\n- {kind: Pod, jqFilter: ".a |"}\n' >"$dir/jq.yaml"
+run /dev/null hook-config "$dir/jq.yaml"
+is "$CODE" 1 "hook-config: bad jqFilter exits 1"
+like "$ERR" "^$dir/jq.yaml: kubernetes\[0\]\.jqFilter: '\.a \|' does not compile: syntax error" "hook-config: jq's reason"
+run /dev/null hook-config
+is "$CODE" 2 "hook-config: no argument is a usage error"
+is "$ERR" "usage: addon-operator tool hook-config FILE|- [--module]" "hook-config: usage line"
+
 done_testing

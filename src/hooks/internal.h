@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Private to src/hooks/: what the hook-configuration parser's files
+ * (config.c, config-kubernetes.c, config-json.c, jqcheck.c) share. Never
+ * included outside src/hooks/.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ao/hook-config.h"
+
+struct cJSON;
+
+/* Longest field path ("kubernetes[12].labelSelector.matchExpressions[3].values[0]"). */
+#define AO_HOOK_CONFIG_PATH_MAX 192
+/* Bytes of a user string quoted in an error, "..." included. */
+#define AO_HOOK_CONFIG_SHOW_MAX 80
+/* Bytes of the reason libjq gives for a filter that does not compile. */
+#define AO_HOOK_CONFIG_JQ_REASON_MAX 256
+
+/* State of one parse: names for messages and the budgets. */
+struct ao_hook_config_ctx {
+        const char *hook; /* borrowed: the hook name that starts every message */
+        enum ao_hook_kind kind;
+        int version;             /* 0 or 1 */
+        size_t n_items;          /* held list entries so far, against AO_HOOK_CONFIG_MAX_ITEMS */
+        struct ao_error *reterr; /* borrowed, may be NULL */
+};
+
+/**
+ * Record "<hook>: <path>: <reason>" (just "<hook>: <reason>" when @path is
+ * "" or NULL) in ctx->reterr, with control characters escaped, and return
+ * @code.
+ */
+int ao_hook_config_fail(struct ao_hook_config_ctx *ctx, int code, const char *path, const char *fmt, ...)
+    _printf_(4, 5);
+
+/**
+ * @s for an error message: at most AO_HOOK_CONFIG_SHOW_MAX bytes, cut at a
+ * character boundary with "...", control characters as \xNN. Returns @buf.
+ */
+const char *ao_hook_config_show(char buf[static AO_HOOK_CONFIG_SHOW_MAX], const char *s);
+
+/** "<parent>.<key>" (or "<key>" at the root) into @buf; returns @buf. */
+const char *ao_hook_config_path(char buf[static AO_HOOK_CONFIG_PATH_MAX], const char *parent,
+                                const char *key);
+/** "<parent>[<i>]" into @buf; returns @buf. */
+const char *ao_hook_config_path_index(char buf[static AO_HOOK_CONFIG_PATH_MAX], const char *parent, size_t i);
+
+/**
+ * Check that @json (at @path) is an object whose keys are all among @names
+ * (@n of them, each at most once), and store the member for names[i] in
+ * ret_members[i] (NULL when absent). Unknown and repeated keys are errors
+ * that name the key and list @names.
+ */
+int ao_hook_config_members(struct ao_hook_config_ctx *ctx, const char *path, const struct cJSON *json,
+                           const char *const *names, size_t n, const struct cJSON **ret_members);
+
+/** "null", "a boolean", "a number", "a string", "an array" or "an object". */
+const char *ao_hook_config_type_name(const struct cJSON *json);
+
+/* Typed members; @json may be NULL only where noted. Strings are borrowed from @json. */
+int ao_hook_config_get_string(struct ao_hook_config_ctx *ctx, const char *path, const struct cJSON *json,
+                              bool allow_empty, const char **ret);
+int ao_hook_config_get_bool(struct ao_hook_config_ctx *ctx, const char *path, const struct cJSON *json,
+                            bool *ret);
+/** An array of at least @min_items entries; returns the count. */
+int ao_hook_config_get_array(struct ao_hook_config_ctx *ctx, const char *path, const struct cJSON *json,
+                             size_t min_items, size_t *ret_n);
+/**
+ * Account for @n list entries that the result will hold (strings, selector
+ * requirements) against AO_HOOK_CONFIG_MAX_ITEMS; -E2BIG past it. What is
+ * only looked at (event names, ignored bindings) is bounded by the loader's
+ * node limit instead. Charging what the result holds, and not what the text
+ * spells, keeps the count of ao_hook_config_to_json()'s output the same.
+ */
+int ao_hook_config_charge(struct ao_hook_config_ctx *ctx, const char *path, size_t n);
+/** An array of strings (at least @min_items; each listed once when @unique) into @ret (filled on success). */
+int ao_hook_config_get_strv(struct ao_hook_config_ctx *ctx, const char *path, const struct cJSON *json,
+                            size_t min_items, bool unique, struct ao_strv *ret);
+
+/** A malloc'd copy of @s, or NULL for NULL and "" (Go's "not given"). */
+char *ao_hook_config_strdup_nonempty(const char *s);
+
+/* Per-binding-entry parsers of config-kubernetes.c: fill cfg->kubernetes[i] from @json. */
+int ao_hook_config_parse_kubernetes(struct ao_hook_config_ctx *ctx, struct ao_hook_config *cfg, size_t i,
+                                    const struct cJSON *json);
+int ao_hook_config_parse_on_kubernetes_event(struct ao_hook_config_ctx *ctx, struct ao_hook_config *cfg,
+                                             size_t i, const struct cJSON *json);
+
+/**
+ * Compile jq program @filter with libjq to see whether it is valid.
+ * Returns 0, -EINVAL with libjq's first message (one line) in @reason, or
+ * -ENOMEM.
+ */
+int ao_hook_config_jq_check(const char *filter, char reason[static AO_HOOK_CONFIG_JQ_REASON_MAX]);

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Temp directories for hook runs.
+ *
+ * The operator makes one private directory per process,
+ * "<base>/addon-operator.<pid>.XXXXXX" (mkdtemp, so nobody can have
+ * planted it), mode 0711 so that hooks running under another uid can reach
+ * their own run directory without being able to list the others. Runs get
+ * "<n>.<hook>.XXXXXX" inside it, mode 0700. Directories of operators that no
+ * longer run are removed at start-up, so a crash leaves nothing behind for
+ * long.
+ */
+#include "workspace.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <linux/magic.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "ao/alloc.h"
+#include "ao/log.h"
+#include "ao/sandbox.h"
+
+#define PRIVATE_PREFIX  "addon-operator."
+#define SHM_DIR         "/dev/shm"
+#define HOOK_NAME_CHARS 48
+
+static bool on_tmpfs(const char *path)
+{
+        struct statfs st;
+        return statfs(path, &st) == 0 && st.f_type == TMPFS_MAGIC;
+}
+
+/* mkdir -p; the last component gets @mode, missing parents 0755. */
+static int make_dirs(const char *path, mode_t mode)
+{
+        _cleanup_free_ char *copy = ao_xstrdup(path);
+        for (char *p = copy + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+                        return ao_negative_errno();
+                *p = '/';
+        }
+        if (mkdir(copy, mode) < 0 && errno != EEXIST)
+                return ao_negative_errno();
+        return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+        (void) st, (void) ftw;
+        if (type == FTW_DP || type == FTW_D || type == FTW_DNR)
+                (void) rmdir(path);
+        else
+                (void) unlink(path);
+        return 0;
+}
+
+/* rm -rf without following symbolic links or crossing into other file systems. */
+static void remove_tree(const char *path)
+{
+        (void) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        if (access(path, F_OK) == 0)
+                ao_log(AO_LOG_WARN, "hooks: could not remove all of '%s', ignoring", path);
+}
+
+/* "addon-operator.<pid>.XXXXXX" of an operator that has exited, owned by us. */
+static bool is_stale_private_dir(int dirfd, const char *name)
+{
+        unsigned long pid;
+        int end = 0;
+        if (sscanf(name, PRIVATE_PREFIX "%lu.%n", &pid, &end) != 1 || end == 0 || strlen(name + end) != 6)
+                return false;
+        struct stat st;
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != geteuid())
+                return false;
+        /* Our own pid: a previous operator in a container where we are PID 1 again. */
+        return (pid_t) pid == getpid() || (kill((pid_t) pid, 0) < 0 && errno == ESRCH);
+}
+
+static void remove_stale_private_dirs(const char *base)
+{
+        DIR *d = opendir(base);
+        if (!d)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (is_stale_private_dir(dirfd(d), de->d_name)) {
+                        _cleanup_free_ char *path = ao_xasprintf("%s/%s", base, de->d_name);
+                        ao_log(AO_LOG_INFO, "hooks: removing '%s' left by an earlier operator", path);
+                        remove_tree(path);
+                }
+        closedir(d);
+}
+
+/* TMP_DIR when it is tmpfs or the user chose it; /dev/shm when that is tmpfs; else TMP_DIR anyway. */
+static const char *choose_base(const char *tmp_dir, bool explicit)
+{
+        if (explicit || on_tmpfs(tmp_dir))
+                return tmp_dir;
+        if (on_tmpfs(SHM_DIR) && access(SHM_DIR, W_OK | X_OK) == 0)
+                return SHM_DIR;
+        return tmp_dir;
+}
+
+int workspace_open(struct workspace *w, const char *tmp_dir, bool tmp_dir_explicit, bool keep,
+                   struct ao_error *reterr)
+{
+        int r = make_dirs(tmp_dir, 0755);
+        if (r < 0 && tmp_dir_explicit)
+                return ao_error_set(reterr, r, "hooks: cannot create the temp dir '%s': %s", tmp_dir,
+                                    strerror(-r));
+        const char *base = r < 0 ? SHM_DIR : choose_base(tmp_dir, tmp_dir_explicit);
+        remove_stale_private_dirs(base);
+
+        char *dir = ao_xasprintf("%s/" PRIVATE_PREFIX "%d.XXXXXX", base, (int) getpid());
+        if (!mkdtemp(dir)) {
+                r = ao_negative_errno();
+                ao_error_set(reterr, r, "hooks: cannot create a private directory in '%s': %s", base,
+                             strerror(-r));
+                free(dir);
+                return r;
+        }
+        if (chmod(dir, 0711) < 0) {
+                r = ao_negative_errno();
+                ao_error_set(reterr, r, "hooks: cannot chmod '%s': %s", dir, strerror(-r));
+                (void) rmdir(dir);
+                free(dir);
+                return r;
+        }
+        *w = (struct workspace){.dir = dir, .keep = keep};
+        return 0;
+}
+
+void workspace_close(struct workspace *w)
+{
+        if (w->dir && !w->keep)
+                remove_tree(w->dir);
+        free(w->dir);
+        *w = (struct workspace){0};
+}
+
+static int give_to_profile(int dirfd, const char *name, const struct ao_sandbox_profile *profile)
+{
+        if (!profile || (!profile->set_uid && !profile->set_gid))
+                return 0;
+        uid_t uid = profile->set_uid ? profile->uid : (uid_t) -1;
+        gid_t gid = profile->set_gid ? profile->gid : (gid_t) -1;
+        return fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ? ao_negative_errno() : 0;
+}
+
+/* A file-name-safe version of the hook name, for people reading the directory. */
+static void safe_name(const char *hook_name, char out[HOOK_NAME_CHARS + 1])
+{
+        size_t n = 0;
+        for (const char *p = hook_name; *p && n < HOOK_NAME_CHARS; p++)
+                out[n++] = (char) ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                                           (*p >= '0' && *p <= '9') || *p == '.' || *p == '_'
+                                       ? *p
+                                       : '-');
+        out[n] = '\0';
+}
+
+int workspace_new_run_dir(struct workspace *w, const char *hook_name,
+                          const struct ao_sandbox_profile *profile, char **ret_path, struct ao_error *reterr)
+{
+        char safe[HOOK_NAME_CHARS + 1];
+        safe_name(hook_name, safe);
+        char *path = ao_xasprintf("%s/%llu.%s.XXXXXX", w->dir, ++w->runs, safe);
+        int r = 0;
+        if (!mkdtemp(path))
+                r = ao_negative_errno();
+        else if ((r = give_to_profile(AT_FDCWD, path, profile)) < 0)
+                (void) rmdir(path);
+        if (r < 0) {
+                ao_error_set(reterr, r, "cannot create a run directory in '%s': %s", w->dir, strerror(-r));
+                free(path);
+                return r;
+        }
+        *ret_path = path;
+        return 0;
+}
+
+void workspace_remove_run_dir(struct workspace *w, const char *path)
+{
+        if (!w->keep)
+                remove_tree(path);
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+        while (len > 0) {
+                ssize_t n = write(fd, data, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return ao_negative_errno();
+                data += n;
+                len -= (size_t) n;
+        }
+        return 0;
+}
+
+int workspace_write(const char *dir, const char *name, const char *data, size_t len,
+                    const struct ao_sandbox_profile *profile, struct ao_error *reterr)
+{
+        _cleanup_free_ char *path = ao_xasprintf("%s/%s", dir, name);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        int r = fd < 0 ? ao_negative_errno() : 0;
+        if (r >= 0 && len == 0 && fchmod(fd, 0666) < 0)
+                r = ao_negative_errno();
+        if (r >= 0)
+                r = write_all(fd, data, len);
+        if (r >= 0 && profile && (profile->set_uid || profile->set_gid))
+                r = give_to_profile(AT_FDCWD, path, profile);
+        if (r < 0)
+                return ao_error_set(reterr, r, "cannot write '%s': %s", path, strerror(-r));
+        return 0;
+}
+
+int workspace_read(const char *dir, const char *name, size_t max, char **ret, size_t *ret_len,
+                   struct ao_error *reterr)
+{
+        _cleanup_free_ char *path = ao_xasprintf("%s/%s", dir, name);
+        /* O_NONBLOCK: a FIFO planted by the hook must not stall the loop (and is refused below). */
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0 && errno == ENOENT) {
+                *ret = ao_xstrdup("");
+                *ret_len = 0;
+                return 0;
+        }
+        if (fd < 0)
+                return ao_error_set(reterr, ao_negative_errno(), "%s: cannot open: %s", name,
+                                    errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return ao_error_set(reterr, ao_negative_errno(), "%s: %s", name, strerror(errno));
+        if (!S_ISREG(st.st_mode))
+                return ao_error_set(reterr, -EINVAL, "%s: not a regular file", name);
+        if ((uint64_t) st.st_size > max)
+                return ao_error_set(reterr, -EFBIG, "%s: %lld bytes, more than the %zu allowed", name,
+                                    (long long) st.st_size, max);
+        char *buf = ao_xmalloc((size_t) st.st_size + 1);
+        size_t len = 0;
+        for (;;) {
+                ssize_t n = read(fd, buf + len, (size_t) st.st_size + 1 - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int r = ao_negative_errno();
+                        free(buf);
+                        return ao_error_set(reterr, r, "%s: %s", name, strerror(-r));
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len > (size_t) st.st_size) {
+                        /* Still being written by a process the hook left behind. */
+                        free(buf);
+                        return ao_error_set(reterr, -EFBIG, "%s: grew while being read", name);
+                }
+        }
+        buf[len] = '\0';
+        *ret = buf;
+        *ret_len = len;
+        return 0;
+}
