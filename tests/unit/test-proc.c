@@ -127,6 +127,26 @@ static void test_exit_and_output(void)
         outcome_done(&o);
 }
 
+/* stdout_fd: the child writes into a file of ours, nothing of its stdout reaches the line handler. */
+static void test_stdout_to_file(void)
+{
+        char path[] = "/tmp/test-proc-stdout.XXXXXX";
+        int fd = mkstemp(path);
+        if (fd < 0)
+                tap_bail("mkstemp");
+        char *argv[] = {"/bin/sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x; echo; echo to-stderr >&2", NULL};
+        struct ao_proc_spec spec = {.path = "/bin/sh", .argv = argv, .on_line = on_line, .stdout_fd = fd};
+        struct outcome o;
+        tap_is_int(run_spec(&spec, &o), 0, "%s: stdout to a file: spawn", mode);
+        tap_is_int(o.result.exit_code, 0, "%s: stdout to a file: exit 0", mode);
+        tap_is_int(lseek(fd, 0, SEEK_END), 100001, "%s: stdout to a file: every byte in the file", mode);
+        tap_is_int(o.n_lines, 1, "%s: stdout to a file: only stderr reached the handler", mode);
+        tap_is_str(o.n_lines ? o.lines[0] : NULL, "to-stderr", "%s: stdout to a file: the stderr line", mode);
+        outcome_done(&o);
+        close(fd);
+        unlink(path);
+}
+
 static void test_exec_failure(void)
 {
         struct outcome o;
@@ -550,6 +570,7 @@ int main(void)
         for (int use_spawner = 1; use_spawner >= 0; use_spawner--) {
                 setup(use_spawner);
                 test_exit_and_output();
+                test_stdout_to_file();
                 test_exec_failure();
                 test_child_environment();
                 test_timeout_kills_group();
