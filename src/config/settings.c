@@ -53,7 +53,7 @@ const struct ao_setting_def ao_setting_defs[] = {
      .help = "Order given to modules whose directory has no NNN- prefix"},
     {AO_SETTING_SECTION_LAYOUT, FLAGS("tmp-dir"), ENVS("ADDON_OPERATOR_TMP_DIR", "SHELL_OPERATOR_TMP_DIR"),
      "/tmp/addon-operator", AO_SETTING_TYPE_STRING, FIELD(tmp_dir), .metavar = "DIR",
-     .help = "Directory for the temporary files passed to hooks"},
+     .help = "Directory for the temporary files passed to hooks (unset and not tmpfs: /dev/shm if tmpfs)"},
     {AO_SETTING_SECTION_LAYOUT, FLAGS("strict-check-values-mode-enabled"),
      ENVS("ADDON_OPERATOR_STRICT_CHECK_VALUES_MODE_ENABLED", "STRICT_CHECK_VALUES_MODE_ENABLED"), "false",
      AO_SETTING_TYPE_BOOL, FIELD(strict_check_values_mode),

@@ -154,6 +154,14 @@ int main(void)
 {
         /* The operator is our parent: die with it, and never outlive it holding children. */
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /*
+         * Terminal and supervisor signals (Ctrl-C, `timeout`, a container runtime's SIGTERM to the
+         * group) are for the operator, which shuts down in order and then closes our socket. Hooks
+         * get default dispositions back from the launcher.
+         */
+        static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+        for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+                (void) signal(ignored[i], SIG_IGN);
         devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (devnull < 0) {
                 perror("addon-operator-spawner: /dev/null");
