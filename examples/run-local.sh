@@ -16,5 +16,10 @@ export MODULES_DIR=$PWD/examples/modules
 export GLOBAL_HOOKS_DIR=$PWD/examples/global-hooks
 export ADDON_OPERATOR_NAMESPACE=${ADDON_OPERATOR_NAMESPACE:-local}
 export ADDON_OPERATOR_TMP_DIR=$state
+# The config file is the local stand-in for the ConfigMap: hooks write config patches into it,
+# and editing it while the operator runs triggers what a ConfigMap edit would.
+[ -f "$state/config.yaml" ] || cp examples/config.yaml "$state/config.yaml"
+export ADDON_OPERATOR_CONFIG_FILE=$state/config.yaml
+echo "addon-operator: config file $state/config.yaml, releases in $state/state/releases" >&2
 export LOG_TYPE=${LOG_TYPE:-color}
 exec build/addon-operator start "$@"

@@ -40,6 +40,9 @@ struct ao_settings {
         int64_t unnumbered_modules_order; /* 1 */
         char *tmp_dir;                    /* "/tmp/addon-operator" */
         bool strict_check_values_mode;
+        char *state_dir;   /* "": <tmp_dir>/state */
+        bool local;        /* --local */
+        char *config_file; /* local mode's config file; "" none */
 
         /* identity and config store */
         char *namespace_; /* "" */
@@ -95,6 +98,7 @@ struct ao_settings {
         char *sandbox_profile;      /* "default" */
         char *sandbox_profiles_dir; /* "" */
         char *spawner_path;         /* "": next to the binary */
+        double retry_delay_scale;   /* 1 */
 };
 
 /** Where a setting's value came from. */

@@ -79,3 +79,11 @@ int ao_yaml_load_file(const char *path, struct cJSON **ret, struct ao_error *ret
  * for every ao_strbuf.
  */
 char *ao_json_canonical(const struct cJSON *json);
+
+/**
+ * @json as a YAML document (block style, keys in their order, strings
+ * quoted where YAML would read them as something else), ending in a
+ * newline. Loading it back with ao_yaml_load() gives the same canonical
+ * JSON. Returns a malloc'd string.
+ */
+char *ao_yaml_emit(const struct cJSON *json);

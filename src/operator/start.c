@@ -12,22 +12,7 @@
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
 #include "ao/shutdown.h"
-
-/* Everything the running operator owns; torn down in reverse order. */
-struct operator_state {
-        const struct ao_cli *cli;           /* borrowed from the caller */
-        const struct ao_settings *settings; /* borrowed from the caller */
-        struct ao_reactor *reactor;
-        struct ao_shutdown *shutdown;
-        struct ao_sandbox_profiles *profiles;
-        const struct ao_sandbox_profile *default_profile; /* borrowed from profiles */
-        struct ao_proc *proc;
-        struct ao_hook_runner *runner;
-        struct ao_hook *global_hooks; /* owned, once loaded */
-        size_t n_global_hooks;
-        struct ao_source *log_wakeup;   /* the log backlog became non-empty (any thread) */
-        struct ao_source *log_writable; /* the log output can take more */
-};
+#include "internal.h"
 
 static int setup_logging(const struct ao_cli *cli)
 {
@@ -203,65 +188,10 @@ static int setup_hook_runner(struct operator_state *op)
         return 0;
 }
 
-/* One line per hook: what it is bound to, so a user sees at once that their configuration was read. */
-static void log_hook_bindings(const struct ao_hook *hook)
-{
-        char summary[512];
-        size_t used = 0;
-        summary[0] = '\0';
-        for (int t = 0; t < _AO_BINDING_TYPE_MAX; t++) {
-                if (!ao_hook_config_has(&hook->config, (enum ao_binding_type) t))
-                        continue;
-                int n = snprintf(summary + used, sizeof(summary) - used, "%s%s", used ? ", " : "",
-                                 ao_binding_type_to_string((enum ao_binding_type) t));
-                if (n < 0 || (size_t) n >= sizeof(summary) - used)
-                        break;
-                used += (size_t) n;
-        }
-        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"hook", hook->name}, {"profile", hook->profile->name}),
-                    "global hook '%s' loaded: %s", hook->name, used ? summary : "no bindings");
-}
-
-static void on_global_hooks_loaded(struct ao_hook *hooks, size_t n, const struct ao_error *error,
-                                   void *userdata)
-{
-        struct operator_state *op = userdata;
-        if (error) {
-                /* The documented contract: a global hook that cannot say what it binds to stops the operator. */
-                ao_log(AO_LOG_ERROR, "global hooks: %s", error->msg);
-                ao_reactor_exit(op->reactor, 1);
-                return;
-        }
-        op->global_hooks = hooks;
-        op->n_global_hooks = n;
-        for (size_t i = 0; i < n; i++)
-                log_hook_bindings(&hooks[i]);
-        ao_log(AO_LOG_INFO, "global hooks: %zu loaded; module lifecycle is not in this build yet, idling", n);
-}
-
-static int load_global_hooks(struct operator_state *op)
-{
-        const struct ao_settings *s = op->settings;
-        _cleanup_free_ char *root = ao_hooks_global_root(s->global_hooks_dir);
-        struct ao_hooks_load_request req = {
-            .root = root,
-            .kind = AO_HOOK_GLOBAL,
-            .profiles = op->profiles,
-            .default_profile = s->sandbox_profile,
-            .timeout_usec = s->hook_timeout_usec,
-        };
-        struct ao_error err = {0};
-        if (ao_hooks_load(op->runner, &req, on_global_hooks_loaded, op, &err) < 0) {
-                ao_log(AO_LOG_ERROR, "global hooks: %s", err.msg);
-                return -EIO;
-        }
-        return 0;
-}
-
 static void operator_done(struct operator_state *op)
 {
         ao_log_set_backlog_notify(NULL, NULL);
-        ao_hooks_free(op->global_hooks, op->n_global_hooks);
+        lifecycle_done(op);
         op->runner = ao_hook_runner_free(op->runner);
         op->proc = ao_proc_free(op->proc);
         op->profiles = ao_sandbox_profiles_free(op->profiles);
@@ -293,7 +223,7 @@ int ao_operator_run(const struct ao_cli *cli)
                 ao_log_errno(AO_LOG_ERROR, k, "event loop: installing signal handling failed");
                 goto out;
         }
-        if (setup_hook_processes(&op) < 0 || setup_hook_runner(&op) < 0 || load_global_hooks(&op) < 0)
+        if (setup_hook_processes(&op) < 0 || setup_hook_runner(&op) < 0 || lifecycle_start(&op) < 0)
                 goto out;
 
         code = ao_reactor_run(op.reactor);

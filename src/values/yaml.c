@@ -21,6 +21,8 @@
 #include "ao/alloc.h"
 #include "ao/strbuf.h"
 
+#include "yaml-internal.h"
+
 /*
  * libyaml events → cJSON, built iteratively on an explicit stack of open
  * collections (at most max_depth), so nesting never grows the C stack.
@@ -415,6 +417,13 @@ static void resolve_plain(const char *s, size_t len, struct scalar *ret)
         }
         if (is_digit(s[0]) || s[0] == '+' || s[0] == '-' || s[0] == '.')
                 resolve_number(s, len, ret);
+}
+
+bool ao_yaml_plain_is_string(const char *s)
+{
+        struct scalar sc;
+        resolve_plain(s, strlen(s), &sc);
+        return sc.kind == KIND_STRING;
 }
 
 /* Apply an explicit scalar tag to the resolved value; false when the value does not fit it. */

@@ -134,7 +134,8 @@ static void test_stdout_to_file(void)
         int fd = mkstemp(path);
         if (fd < 0)
                 tap_bail("mkstemp");
-        char *argv[] = {"/bin/sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x; echo; echo to-stderr >&2", NULL};
+        char *argv[] = {"/bin/sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x; echo; echo to-stderr >&2",
+                        NULL};
         struct ao_proc_spec spec = {.path = "/bin/sh", .argv = argv, .on_line = on_line, .stdout_fd = fd};
         struct outcome o;
         tap_is_int(run_spec(&spec, &o), 0, "%s: stdout to a file: spawn", mode);

@@ -631,7 +631,8 @@ static void test_real_clock(void)
         run_until(&r, 3, ao_clock_now_usec() + 10 * USEC);
         tap_is_int(r.calls, 3, "real: two consecutive ticks after the first");
         tap_ok(r.scheduled[1] > r.scheduled[0] && r.scheduled[2] > r.scheduled[1] &&
-                   (r.scheduled[1] - r.scheduled[0]) % USEC == 0 && (r.scheduled[2] - r.scheduled[1]) % USEC == 0,
+                   (r.scheduled[1] - r.scheduled[0]) % USEC == 0 &&
+                   (r.scheduled[2] - r.scheduled[1]) % USEC == 0,
                "real: later ticks land on later whole seconds");
         tap_ok(r.last_now >= r.scheduled[2], "real: now >= scheduled on the third tick");
         ao_schedule_free(s);

@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * "Reload all modules" (lifecycle steps 3-8) as one task that keeps its
+ * place in the main queue while the work it pushes before itself runs:
+ *
+ *   BEFORE_ALL  push the global beforeAll hook runs
+ *   DISCOVER    enabled flags, enabled scripts, hooks of newly enabled
+ *               modules; push module runs, deletes and purges
+ *   AFTER_ALL   remember the global values, push the afterAll hook runs
+ *   CHECK       values changed by afterAll: start over at BEFORE_ALL;
+ *               else done
+ *
+ * A discovery failure (an enabled script or a module hook's --config)
+ * fails the task, which the queue retries with back-off while the main
+ * queue waits.
+ */
+#include <cjson/cJSON.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ao/alloc.h"
+#include "ao/hook-run.h"
+#include "ao/log.h"
+#include "ao/reactor.h"
+#include "ao/sandbox.h"
+#include "ao/values.h"
+#include "internal.h"
+
+/* afterAll hooks that keep changing global values would loop forever: stop after this many rounds. */
+#define MAX_AFTER_ALL_LOOPS 10
+
+/* One discovery in progress (the converge task waits for it). */
+struct discovery {
+        struct operator_state *op;
+        struct ao_task *task;
+        bool *enabled; /* per module, being decided */
+        size_t next;   /* module whose state is being decided or whose hooks load */
+        bool loading;  /* deciding is done; hooks of enabled modules are loading */
+        char **so_far; /* enabled modules decided so far (the enabled script's enabledModules) */
+        size_t n_so_far;
+};
+
+static void discovery_free(struct discovery *d)
+{
+        for (size_t i = 0; i < d->n_so_far; i++)
+                free(d->so_far[i]);
+        free(d->so_far);
+        free(d->enabled);
+        free(d);
+}
+
+static void discovery_step(struct discovery *d);
+
+static void discovery_fail(struct discovery *d, const char *msg)
+{
+        ao_log(AO_LOG_ERROR, "module discovery failed, retrying: %s", msg);
+        struct ao_task *t = d->task;
+        discovery_free(d);
+        ao_task_finish(t, AO_TASK_FAIL);
+}
+
+static void note_enabled(struct discovery *d, size_t i)
+{
+        d->enabled[i] = true;
+        d->so_far = ao_xreallocarray(d->so_far, d->n_so_far + 2, sizeof(char *));
+        d->so_far[d->n_so_far++] = ao_xstrdup(d->op->modules.items[i].name);
+        d->so_far[d->n_so_far] = NULL;
+}
+
+static void on_enabled_script(const struct ao_hook_outcome *o, void *userdata)
+{
+        struct discovery *d = userdata;
+        struct module *mod = &d->op->modules.items[d->next];
+        if (!o->ok) {
+                discovery_fail(d, o->error.msg);
+                return;
+        }
+        if (o->enabled == 1)
+                note_enabled(d, d->next);
+        else
+                ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
+                            "module '%s' disabled by its enabled script%s%s", mod->name,
+                            o->enabled_reason ? ": " : "", o->enabled_reason ? o->enabled_reason : "");
+        d->next++;
+        discovery_step(d);
+}
+
+static int run_enabled_script(struct discovery *d, struct module *mod, struct ao_error *reterr)
+{
+        struct operator_state *op = d->op;
+        _cleanup_free_ char *profile_name = NULL;
+        int r = ao_sandbox_select(mod->dir, mod->enabled_script, op->settings->sandbox_profile, &profile_name,
+                                  reterr);
+        if (r < 0)
+                return r;
+        const struct ao_sandbox_profile *profile = ao_sandbox_profiles_find(op->profiles, profile_name);
+        if (!profile)
+                return ao_error_set(reterr, -ENOENT, "module '%s': no sandbox profile named '%s'", mod->name,
+                                    profile_name);
+        cJSON *global = NULL, *global_config = NULL, *section = NULL, *section_config = NULL;
+        r = values_global(&op->values, &global, reterr);
+        if (r >= 0)
+                r = values_global_config(&op->values, &global_config, reterr);
+        if (r >= 0)
+                r = values_module(&op->values, &op->modules, mod, &section, reterr);
+        if (r >= 0)
+                r = values_module_config(&op->values, &op->modules, mod, &section_config, reterr);
+        if (r >= 0) {
+                const char *empty[] = {NULL};
+                cJSON *values = ao_values_document(global, mod->values_key, section,
+                                                   d->so_far ? (const char *const *) d->so_far : empty);
+                cJSON *config = ao_values_document(global_config, mod->values_key, section_config, NULL);
+                _cleanup_free_ char *name = ao_xasprintf("%s/enabled", mod->name);
+                struct ao_hook_run_request req = {
+                    .mode = AO_HOOK_RUN_ENABLED,
+                    .hook_name = name,
+                    .path = mod->enabled_script,
+                    .module = mod->name,
+                    .values_key = mod->values_key,
+                    .working_dir = mod->dir,
+                    .binding = "enabled",
+                    .queue = AO_QUEUE_MAIN,
+                    .values = values,
+                    .config_values = config,
+                    .profile = profile,
+                    .timeout_usec = op->settings->hook_timeout_usec,
+                    .on_done = on_enabled_script,
+                    .userdata = d,
+                };
+                r = ao_hook_run_start(op->runner, &req, reterr);
+                cJSON_Delete(values);
+                cJSON_Delete(config);
+        }
+        cJSON_Delete(global), cJSON_Delete(global_config), cJSON_Delete(section),
+            cJSON_Delete(section_config);
+        return r;
+}
+
+static void on_module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct ao_error *error,
+                                   void *userdata)
+{
+        struct discovery *d = userdata;
+        struct module *mod = &d->op->modules.items[d->next];
+        if (error) {
+                discovery_fail(d, error->msg);
+                return;
+        }
+        mod->hooks = hooks;
+        mod->n_hooks = n;
+        mod->hooks_loaded = true;
+        mod->throttles = throttles_new(hooks, n);
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < hooks[i].config.n_kubernetes; j++)
+                        ao_log_with(AO_LOG_WARN,
+                                    AO_LOG_FIELDS({"module", mod->name}, {"hook", hooks[i].name}),
+                                    "hook '%s': kubernetes binding '%s' needs a cluster, skipping it",
+                                    hooks[i].name, hooks[i].config.kubernetes[j].name);
+        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s': %zu hooks loaded",
+                    mod->name, n);
+        d->next++;
+        discovery_step(d);
+}
+
+static int load_module_hooks(struct discovery *d, struct module *mod, struct ao_error *reterr)
+{
+        struct operator_state *op = d->op;
+        struct ao_hooks_load_request req = {
+            .root = mod->hooks_root,
+            .kind = AO_HOOK_MODULE,
+            .module = mod->name,
+            .module_dir = mod->dir,
+            .profiles = op->profiles,
+            .default_profile = op->settings->sandbox_profile,
+            .timeout_usec = op->settings->hook_timeout_usec,
+        };
+        return ao_hooks_load(op->runner, &req, on_module_hooks_loaded, d, reterr);
+}
+
+static void discovery_finish(struct discovery *d);
+
+/* Decide one module at a time, then load the hooks of enabled modules one at a time. */
+static void discovery_step(struct discovery *d)
+{
+        struct modules *m = &d->op->modules;
+        struct ao_error err = {0};
+        while (!d->loading && d->next < m->n) {
+                struct module *mod = &m->items[d->next];
+                if (!values_module_enabled_flag(&d->op->values, m, mod)) {
+                        d->next++;
+                        continue;
+                }
+                if (!mod->enabled_script) {
+                        note_enabled(d, d->next++);
+                        continue;
+                }
+                if (access(mod->enabled_script, X_OK) < 0) {
+                        ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"module", mod->name}),
+                                    "module '%s': enabled script '%s' is not executable, assuming enabled",
+                                    mod->name, mod->enabled_script);
+                        note_enabled(d, d->next++);
+                        continue;
+                }
+                if (run_enabled_script(d, mod, &err) < 0) {
+                        discovery_fail(d, err.msg);
+                        return;
+                }
+                return; /* on_enabled_script continues */
+        }
+        if (!d->loading) {
+                d->loading = true;
+                d->next = 0;
+        }
+        while (d->next < m->n) {
+                struct module *mod = &m->items[d->next];
+                if (!d->enabled[d->next] || mod->hooks_loaded) {
+                        d->next++;
+                        continue;
+                }
+                if (load_module_hooks(d, mod, &err) < 0) {
+                        discovery_fail(d, err.msg);
+                        return;
+                }
+                return; /* on_module_hooks_loaded continues */
+        }
+        discovery_finish(d);
+}
+
+static void set_enabled_modules(struct operator_state *op, char **names, size_t n)
+{
+        for (char **p = op->enabled_modules; p && *p; p++)
+                free(*p);
+        free(op->enabled_modules);
+        op->enabled_modules = ao_xcalloc(n + 1, sizeof(char *));
+        for (size_t i = 0; i < n; i++)
+                op->enabled_modules[i] = ao_xstrdup(names[i]);
+}
+
+static struct ao_task *push_module_task(struct operator_state *op, struct ao_task *before,
+                                        enum task_type type, struct module *mod, const char *release)
+{
+        struct module_task *mt = ao_xcalloc(1, sizeof(*mt));
+        *mt = (struct module_task){.module = mod, .release = release ? ao_xstrdup(release) : NULL};
+        static const char *const names[] = {[TASK_MODULE_RUN] = "ModuleRun",
+                                            [TASK_MODULE_DELETE] = "ModuleDelete",
+                                            [TASK_MODULE_PURGE] = "ModulePurge"};
+        _cleanup_free_ char *description = ao_xasprintf("%s:%s", names[type], mod ? mod->name : release);
+        struct ao_task_spec spec = {
+            .type = type, .description = description, .payload = mt, .payload_free = module_task_free};
+        (void) op;
+        return ao_queue_push_before(before, &spec);
+}
+
+/* Steps 5-7 in the documented order: run the enabled, delete the newly disabled, purge the orphaned. */
+static void discovery_finish(struct discovery *d)
+{
+        struct operator_state *op = d->op;
+        struct modules *m = &op->modules;
+        struct ao_task *t = d->task;
+        set_enabled_modules(op, d->so_far, d->n_so_far);
+        ao_log(AO_LOG_INFO, "modules discovered: %zu of %zu enabled", d->n_so_far, m->n);
+        for (size_t i = 0; i < m->n; i++)
+                if (d->enabled[i])
+                        push_module_task(op, t, TASK_MODULE_RUN, &m->items[i], NULL);
+        for (size_t i = m->n; i-- > 0;)
+                if (!d->enabled[i] && m->items[i].enabled)
+                        push_module_task(op, t, TASK_MODULE_DELETE, &m->items[i], NULL);
+        for (size_t i = 0; i < m->n; i++)
+                m->items[i].enabled = d->enabled[i];
+        char **releases = helm_local_list(op);
+        for (char **r = releases; r && *r; r++) {
+                if (!modules_find(m, *r))
+                        push_module_task(op, t, TASK_MODULE_PURGE, NULL, *r);
+                free(*r);
+        }
+        free(releases);
+        discovery_free(d);
+        struct converge_task *ct = ao_task_payload(t);
+        ct->phase = CONVERGE_AFTER_ALL;
+        ao_task_finish(t, AO_TASK_KEEP);
+}
+
+static void discover(struct operator_state *op, struct ao_task *t)
+{
+        struct discovery *d = ao_xcalloc(1, sizeof(*d));
+        *d = (struct discovery){.op = op, .task = t, .enabled = ao_xcalloc(op->modules.n + 1, sizeof(bool))};
+        discovery_step(d);
+}
+
+static void converge_done(struct operator_state *op, struct ao_task *t, struct converge_task *ct)
+{
+        uint64_t took = ao_reactor_now(op->reactor) - op->converge_started_usec;
+        op->converges++;
+        op->converge_running = false;
+        if (!op->first_converge_done)
+                ao_log(AO_LOG_INFO, "first converge done in %llu ms (%s)", (unsigned long long) (took / 1000),
+                       ct->reason);
+        else
+                ao_log(AO_LOG_INFO, "converge done in %llu ms (%s)", (unsigned long long) (took / 1000),
+                       ct->reason);
+        op->first_converge_done = true;
+        ao_task_finish(t, AO_TASK_SUCCESS);
+}
+
+void converge_handle(struct operator_state *op, struct ao_task *t)
+{
+        struct converge_task *ct = ao_task_payload(t);
+        switch (ct->phase) {
+        case CONVERGE_BEFORE_ALL:
+                if (!op->converge_running) {
+                        op->converge_running = true;
+                        op->converge_started_usec = ao_reactor_now(op->reactor);
+                        ao_log(AO_LOG_INFO, "converge started (%s)", ct->reason);
+                }
+                push_ordered_hook_runs(op, t, NULL, op->global_hooks, op->n_global_hooks,
+                                       AO_BINDING_BEFORE_ALL);
+                ct->phase = CONVERGE_DISCOVER;
+                ao_task_finish(t, AO_TASK_KEEP);
+                return;
+        case CONVERGE_DISCOVER:
+                discover(op, t);
+                return;
+        case CONVERGE_AFTER_ALL:
+                free(ct->global_checksum);
+                ct->global_checksum = values_global_checksum(&op->values);
+                push_ordered_hook_runs(op, t, NULL, op->global_hooks, op->n_global_hooks,
+                                       AO_BINDING_AFTER_ALL);
+                ct->phase = CONVERGE_CHECK;
+                ao_task_finish(t, AO_TASK_KEEP);
+                return;
+        case CONVERGE_CHECK: {
+                _cleanup_free_ char *now = values_global_checksum(&op->values);
+                if (strcmp(now, ct->global_checksum) == 0) {
+                        converge_done(op, t, ct);
+                        return;
+                }
+                if (++ct->loops > MAX_AFTER_ALL_LOOPS) {
+                        ao_log(
+                            AO_LOG_ERROR,
+                            "afterAll hooks changed the global values %d times in a row; not reloading again",
+                            MAX_AFTER_ALL_LOOPS);
+                        converge_done(op, t, ct);
+                        return;
+                }
+                ao_log(AO_LOG_INFO, "afterAll hooks changed the global values: reloading all modules again");
+                ct->phase = CONVERGE_BEFORE_ALL;
+                ao_task_finish(t, AO_TASK_KEEP);
+                return;
+        }
+        }
+}
+
+void converge_task_free(void *payload)
+{
+        struct converge_task *ct = payload;
+        free(ct->reason);
+        free(ct->global_checksum);
+        free(ct);
+}
+
+static bool is_waiting_converge(const struct ao_task *t, void *userdata)
+{
+        (void) userdata;
+        return ao_task_type(t) == TASK_CONVERGE;
+}
+
+void converge_queue(struct operator_state *op, const char *reason)
+{
+        struct ao_queue *main_queue = operator_queue(op, AO_QUEUE_MAIN);
+        /* One waiting converge covers every reason that comes in before it starts. */
+        if (ao_queue_find(main_queue, false, is_waiting_converge, NULL))
+                return;
+        struct converge_task *ct = ao_xcalloc(1, sizeof(*ct));
+        *ct = (struct converge_task){.phase = CONVERGE_BEFORE_ALL, .reason = ao_xstrdup(reason)};
+        _cleanup_free_ char *description = ao_xasprintf("ConvergeModules:%s", reason);
+        struct ao_task_spec spec = {.type = TASK_CONVERGE,
+                                    .description = description,
+                                    .payload = ct,
+                                    .payload_free = converge_task_free};
+        ao_queue_push_tail(main_queue, &spec);
+}

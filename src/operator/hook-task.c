@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One hook run on behalf of the lifecycle: compose what the hook sees, run
+ * it, apply what it returns, and decide what its value changes cause.
+ */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "ao/alloc.h"
+#include "ao/binding-context.h"
+#include "ao/config-file.h"
+#include "ao/hook-run.h"
+#include "ao/log.h"
+#include "ao/reactor.h"
+#include "ao/values.h"
+#include "internal.h"
+
+struct call {
+        struct operator_state *op;
+        struct module *mod;
+        struct ao_hook *hook;
+        char *binding_name;
+        hook_call_done *done;
+        void *userdata;
+};
+
+char *hook_identity(const struct module *mod, const struct ao_hook *hook)
+{
+        return mod ? ao_xasprintf("%s/%s", mod->name, hook->name) : ao_xstrdup(hook->name);
+}
+
+/* Log lines about a run carry its module, hook and binding like the hook's own output does. */
+static const struct ao_log_context *enter_context(const struct call *c, struct ao_log_context *ctx)
+{
+        *ctx = (struct ao_log_context){
+            .module = c->mod ? c->mod->name : NULL, .hook = c->hook->name, .binding = c->binding_name};
+        return ao_log_context_swap(ctx);
+}
+
+/* Persist a config patch's result: the config file when there is one, and the in-memory copy. */
+static int store_config_section(struct operator_state *op, const char *key, cJSON *section,
+                                struct ao_error *reterr)
+{
+        if (op->config_file) {
+                int r = ao_config_file_set(op->config_file, key, section, reterr);
+                if (r < 0) {
+                        cJSON_Delete(section);
+                        return r;
+                }
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(op->values.config, key);
+        cJSON_AddItemToObject(op->values.config, key, section);
+        return 0;
+}
+
+static int apply_outcome(struct call *c, const struct ao_hook_outcome *o, struct ao_error *reterr)
+{
+        struct operator_state *op = c->op;
+        int r = 0;
+        if (o->values_patch)
+                r = values_apply_patch(&op->values, &op->modules, c->mod, o->values_patch, reterr);
+        if (r >= 0 && o->config_values_patch) {
+                cJSON *section = NULL;
+                r = values_apply_config_patch(&op->values, &op->modules, c->mod, o->config_values_patch,
+                                              &section, reterr);
+                if (r >= 0)
+                        r = store_config_section(op, c->mod ? c->mod->values_key : "global", section, reterr);
+        }
+        if (r >= 0 && o->metrics.n > 0)
+                ao_log(AO_LOG_DEBUG, "hook '%s': %zu metric operations", c->hook->name, o->metrics.n);
+        if (r >= 0 && o->kubernetes_patch) {
+                struct ao_log_context ctx;
+                const struct ao_log_context *prev = enter_context(c, &ctx);
+                ao_log(AO_LOG_WARN, "hook '%s': object patches need a cluster, ignoring them", c->hook->name);
+                ao_log_context_swap(prev);
+        }
+        return r;
+}
+
+static void call_free(struct call *c)
+{
+        free(c->binding_name);
+        free(c);
+}
+
+static void on_hook_done(const struct ao_hook_outcome *o, void *userdata)
+{
+        struct call *c = userdata;
+        struct ao_error err = {0};
+        bool ok = o->ok;
+        if (!ok)
+                err = o->error;
+        else if (apply_outcome(c, o, &err) < 0) {
+                ok = false;
+                ao_error_prefix(&err, "hook '%s'", c->hook->name);
+        }
+        struct ao_log_context ctx;
+        const struct ao_log_context *prev = enter_context(c, &ctx);
+        if (ok)
+                ao_log(AO_LOG_INFO, "hook '%s' succeeded in %llu ms", c->hook->name,
+                       (unsigned long long) (o->result.wall_usec / 1000));
+        else
+                ao_log(AO_LOG_ERROR, "%s", err.msg);
+        ao_log_context_swap(prev);
+        c->done(c->op, ok, c->userdata);
+        call_free(c);
+}
+
+int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hook, const char *binding_name,
+              const char *queue, const cJSON *contexts, hook_call_done *done, void *userdata)
+{
+        struct ao_error err = {0};
+        cJSON *global = NULL, *global_config = NULL, *section = NULL, *section_config = NULL;
+        int r = values_global(&op->values, &global, &err);
+        if (r >= 0)
+                r = values_global_config(&op->values, &global_config, &err);
+        if (r >= 0 && mod)
+                r = values_module(&op->values, &op->modules, mod, &section, &err);
+        if (r >= 0 && mod)
+                r = values_module_config(&op->values, &op->modules, mod, &section_config, &err);
+        cJSON *values = NULL, *config = NULL;
+        if (r >= 0) {
+                const char *key = mod ? mod->values_key : NULL;
+                values = ao_values_document(global, key, section,
+                                            mod ? (const char *const *) op->enabled_modules : NULL);
+                config = ao_values_document(global_config, key, section_config, NULL);
+                struct call *c = ao_xcalloc(1, sizeof(*c));
+                *c = (struct call){.op = op,
+                                   .mod = mod,
+                                   .hook = hook,
+                                   .binding_name = ao_xstrdup(binding_name),
+                                   .done = done,
+                                   .userdata = userdata};
+                struct ao_hook_run_request req = {
+                    .mode = AO_HOOK_RUN_EVENT,
+                    .hook_name = hook->name,
+                    .path = hook->path,
+                    .module = mod ? mod->name : NULL,
+                    .values_key = key,
+                    .working_dir = hook->working_dir,
+                    .binding = binding_name,
+                    .queue = queue,
+                    .binding_contexts = contexts,
+                    .values = values,
+                    .config_values = config,
+                    .profile = hook->profile,
+                    .timeout_usec = op->settings->hook_timeout_usec,
+                    .on_done = on_hook_done,
+                    .userdata = c,
+                };
+                r = ao_hook_run_start(op->runner, &req, &err);
+                if (r < 0)
+                        call_free(c);
+        }
+        if (r < 0)
+                ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"hook", hook->name}), "%s", err.msg);
+        cJSON_Delete(global), cJSON_Delete(global_config), cJSON_Delete(section),
+            cJSON_Delete(section_config);
+        cJSON_Delete(values), cJSON_Delete(config);
+        return r;
+}
+
+/* ---- hook run tasks ---------------------------------------------------------------------------- */
+
+struct task_call {
+        struct ao_task *task;
+        struct hook_task *ht;
+        char *global_before, *module_before;
+};
+
+/*
+ * What a schedule or kubernetes run's changes cause (steps 9-12): global values or enabled flags
+ * changed → reload all modules; a module's values changed → run that module again.
+ */
+static void react_to_changes(struct operator_state *op, struct task_call *tc)
+{
+        struct hook_task *ht = tc->ht;
+        if (ht->binding != AO_BINDING_SCHEDULE && ht->binding != AO_BINDING_KUBERNETES)
+                return;
+        _cleanup_free_ char *global_after = values_global_checksum(&op->values);
+        if (strcmp(global_after, tc->global_before) != 0) {
+                converge_queue(op, "GlobalValuesChanged");
+                return;
+        }
+        if (!ht->module || !ht->module->enabled)
+                return;
+        _cleanup_free_ char *module_after = values_module_checksum(&op->values, &op->modules, ht->module);
+        if (strcmp(module_after, tc->module_before) != 0 && !module_run_pending(op, ht->module))
+                module_run_queue(op, ht->module, NULL);
+}
+
+static void on_task_hook_done(struct operator_state *op, bool ok, void *userdata)
+{
+        struct task_call *tc = userdata;
+        if (ok)
+                react_to_changes(op, tc);
+        struct ao_task *t = tc->task;
+        free(tc->global_before);
+        free(tc->module_before);
+        free(tc);
+        ao_task_finish(t, ok ? AO_TASK_SUCCESS : AO_TASK_FAIL);
+}
+
+void hook_task_handle(struct operator_state *op, struct ao_task *t)
+{
+        struct hook_task *ht = ao_task_payload(t);
+        struct task_call *tc = ao_xcalloc(1, sizeof(*tc));
+        tc->task = t;
+        tc->ht = ht;
+        tc->global_before = values_global_checksum(&op->values);
+        tc->module_before =
+            ht->module ? values_module_checksum(&op->values, &op->modules, ht->module) : ao_xstrdup("");
+        const char *queue = ao_queue_name(ao_task_queue(t));
+        if (hook_call(op, ht->module, ht->hook, ht->binding_name, queue, ao_task_binding_contexts(t),
+                      on_task_hook_done, tc) < 0) {
+                free(tc->global_before);
+                free(tc->module_before);
+                free(tc);
+                ao_task_finish(t, AO_TASK_FAIL);
+        }
+}
+
+void hook_task_free(void *payload)
+{
+        struct hook_task *ht = payload;
+        free(ht->binding_name);
+        free(ht);
+}
+
+struct ao_task_spec hook_task_spec(struct module *mod, struct ao_hook *hook, enum ao_binding_type binding,
+                                   const char *binding_name, cJSON *contexts, bool allow_failure,
+                                   struct ao_throttle *throttle, char **ret_description, char **ret_key)
+{
+        struct hook_task *ht = ao_xcalloc(1, sizeof(*ht));
+        *ht = (struct hook_task){
+            .module = mod, .hook = hook, .binding = binding, .binding_name = ao_xstrdup(binding_name)};
+        *ret_key = hook_identity(mod, hook);
+        *ret_description =
+            ao_xasprintf("%s:%s:%s", mod ? "ModuleHookRun" : "GlobalHookRun", binding_name, *ret_key);
+        return (struct ao_task_spec){
+            .type = mod ? TASK_MODULE_HOOK_RUN : TASK_GLOBAL_HOOK_RUN,
+            .description = *ret_description,
+            .combine_key = *ret_key,
+            .binding_contexts = contexts,
+            .allow_failure = allow_failure,
+            .throttle = throttle,
+            .payload = ht,
+            .payload_free = hook_task_free,
+        };
+}
+
+/* (order, name) as the documentation orders hooks of one binding. */
+struct ordered {
+        struct ao_hook *hook;
+        int64_t order;
+};
+
+static int compare_ordered(const void *a, const void *b)
+{
+        const struct ordered *x = a, *y = b;
+        if (x->order != y->order)
+                return x->order < y->order ? -1 : 1;
+        return strcmp(x->hook->name, y->hook->name);
+}
+
+static struct ao_throttle *throttle_of(struct operator_state *op, struct module *mod, size_t i)
+{
+        return mod ? (mod->throttles ? &mod->throttles[i] : NULL)
+                   : (op->global_throttles ? &op->global_throttles[i] : NULL);
+}
+
+void push_ordered_hook_runs(struct operator_state *op, struct ao_task *before, struct module *mod,
+                            struct ao_hook *hooks, size_t n, enum ao_binding_type type)
+{
+        struct ordered *list = ao_xcalloc(n + 1, sizeof(*list));
+        size_t count = 0;
+        for (size_t i = 0; i < n; i++)
+                if (hooks[i].config.has_order[type])
+                        list[count++] = (struct ordered){&hooks[i], hooks[i].config.order[type]};
+        qsort(list, count, sizeof(*list), compare_ordered);
+        for (size_t i = 0; i < count; i++) {
+                struct ao_hook *hook = list[i].hook;
+                cJSON *contexts = cJSON_CreateArray();
+                cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type, NULL));
+                _cleanup_free_ char *description = NULL, *key = NULL;
+                struct ao_task_spec spec =
+                    hook_task_spec(mod, hook, type, ao_binding_type_to_string(type), contexts, false,
+                                   throttle_of(op, mod, (size_t) (hook - hooks)), &description, &key);
+                if (before)
+                        ao_queue_push_before(before, &spec);
+                else
+                        ao_queue_push_tail(operator_queue(op, AO_QUEUE_MAIN), &spec);
+        }
+        free(list);
+}

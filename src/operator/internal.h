@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Private to src/operator/: the running operator's state and what its files
+ * share. The lifecycle (docs/LIFECYCLE.md) is a set of task types worked by
+ * the queues; each file below owns some of them:
+ *
+ *   modules.c      the module directories: names, order, values.yaml files, schemas
+ *   values-store.c global and module values: layers, stored patches, what hooks may change
+ *   hook-task.c    one hook run for a task, and what its outputs change
+ *   converge.c     "reload all modules": beforeAll, discovery, module runs, afterAll
+ *   module-run.c   module run, delete and purge
+ *   schedules.c    schedule bindings to tasks
+ *   helm-local.c   the release step without a cluster
+ *   start.c        start-up, shutdown and the wiring of all of it
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ao/error.h"
+#include "ao/hooks.h"
+#include "ao/queue.h"
+#include "ao/settings.h"
+
+struct cJSON;
+struct ao_config_file;
+struct ao_hook_runner;
+struct ao_proc;
+struct ao_reactor;
+struct ao_schedule;
+struct ao_schedule_entry;
+struct ao_schema;
+struct ao_shutdown;
+struct ao_sandbox_profiles;
+struct operator_state;
+struct schedule_set;
+
+/* ---- modules ---------------------------------------------------------------------------------- */
+
+struct module {
+        char *name;        /* owned: "simple-module" */
+        char *values_key;  /* owned: "simpleModule" */
+        char *enabled_key; /* owned: "simpleModuleEnabled" */
+        char *dir;         /* owned: the module directory */
+        char *hooks_root;  /* owned: <dir>/hooks */
+        uint32_t order;
+        struct cJSON *own_values; /* owned: the <key> section of the module's values.yaml, or NULL */
+        int own_enabled;          /* <key>Enabled from the module's values.yaml: -1 unset, 0, 1 */
+        struct ao_schema *schema; /* owned: <dir>/openapi */
+        char *enabled_script;     /* owned: <dir>/enabled when it exists, else NULL */
+
+        /* runtime */
+        struct ao_hook *hooks; /* owned, once loaded */
+        size_t n_hooks;
+        bool hooks_loaded;
+        bool enabled;                   /* by the last discovery */
+        bool started;                   /* a module run succeeded since it was enabled: onStartup done */
+        struct cJSON *patches;          /* owned: stored memory patch operations (array) */
+        struct ao_throttle *throttles;  /* owned: one per hook */
+        struct schedule_set *schedules; /* owned: its hooks' schedule bindings while enabled */
+};
+
+struct modules {
+        struct module *items; /* owned, sorted by (order, name) */
+        size_t n;
+        struct cJSON *
+            *common_values; /* owned: each MODULES_DIR's values.yaml (or {}), in MODULES_DIR order */
+        size_t n_common_values;
+};
+
+/** Find the modules under every MODULES_DIR directory; errors name the directory or file. */
+int modules_load(const struct ao_settings *settings, struct modules *ret, struct ao_error *reterr);
+void modules_done(struct modules *m);
+struct module *modules_find(struct modules *m, const char *name);
+
+/* ---- values ----------------------------------------------------------------------------------- */
+
+struct values_store {
+        struct cJSON **global_layers; /* borrowed from modules.common_values' "global" sections */
+        size_t n_global_layers;
+        struct ao_schema *global_schema; /* owned: $GLOBAL_HOOKS_DIR/openapi */
+        struct cJSON *global_patches;    /* owned: stored memory patches of global hooks */
+        struct cJSON *dynamic_enabled;   /* owned: {"<key>Enabled": bool} set by global hooks */
+        struct cJSON *config;            /* owned: the parsed config data (config-data.h) */
+};
+
+int values_store_init(struct values_store *vs, const struct ao_settings *settings, const struct modules *m,
+                      struct ao_error *reterr);
+void values_store_done(struct values_store *vs);
+
+/** Merged global values, config values, a module's merged and config values (new objects). */
+int values_global(const struct values_store *vs, struct cJSON **ret, struct ao_error *reterr);
+int values_global_config(const struct values_store *vs, struct cJSON **ret, struct ao_error *reterr);
+int values_module(const struct values_store *vs, const struct modules *m, const struct module *mod,
+                  struct cJSON **ret, struct ao_error *reterr);
+int values_module_config(const struct values_store *vs, const struct modules *m, const struct module *mod,
+                         struct cJSON **ret, struct ao_error *reterr);
+
+/** Canonical text of everything a section depends on (change detection). malloc'd. */
+char *values_global_checksum(const struct values_store *vs);
+char *values_module_checksum(const struct values_store *vs, const struct modules *m,
+                             const struct module *mod);
+
+/**
+ * A module's enabled flag from the static files, global hooks and the config, in that order
+ * (the enabled script comes after): 1 or 0.
+ */
+int values_module_enabled_flag(const struct values_store *vs, const struct modules *m,
+                               const struct module *mod);
+
+/**
+ * Apply a hook's memory patch (@ops, already scope-checked) for @mod (NULL: global): on a copy of the
+ * merged values, validated against the values schema; on success the operations are stored.
+ * Errors say what the schema refused.
+ */
+int values_apply_patch(struct values_store *vs, const struct modules *m, struct module *mod,
+                       const struct cJSON *ops, struct ao_error *reterr);
+
+/** Apply a config patch to the config section of @mod (NULL: global), validated; returns the new section. */
+int values_apply_config_patch(struct values_store *vs, const struct modules *m, const struct module *mod,
+                              const struct cJSON *ops, struct cJSON **ret_section, struct ao_error *reterr);
+
+/** Validate all config sections (start-up: a failure is fatal); errors list every violation. */
+int values_validate_config(const struct values_store *vs, const struct modules *m, const struct cJSON *config,
+                           struct ao_error *reterr);
+
+/* ---- the release step ------------------------------------------------------------------------- */
+
+/** Where releases live without a cluster: <state dir>/releases/<module>/values.yaml. */
+int helm_local_upgrade(const struct operator_state *op, const struct module *mod, const struct cJSON *values,
+                       struct ao_error *reterr);
+int helm_local_delete(const struct operator_state *op, const char *release, struct ao_error *reterr);
+bool helm_local_has_release(const struct operator_state *op, const char *release);
+/** Release names (malloc'd, NULL-terminated, sorted); NULL on error. */
+char **helm_local_list(const struct operator_state *op);
+
+/* ---- tasks ------------------------------------------------------------------------------------ */
+
+enum task_type {
+        TASK_GLOBAL_HOOK_RUN,
+        TASK_MODULE_HOOK_RUN,
+        TASK_CONVERGE,
+        TASK_MODULE_RUN,
+        TASK_MODULE_DELETE,
+        TASK_MODULE_PURGE,
+        _TASK_TYPE_MAX,
+};
+
+/* Why a hook runs: decides what its value changes cause afterwards. */
+struct hook_task {
+        struct module *module; /* borrowed; NULL for global hooks */
+        struct ao_hook *hook;  /* borrowed */
+        enum ao_binding_type binding;
+        char *binding_name; /* owned: the binding's name for logs */
+};
+
+enum converge_phase {
+        CONVERGE_BEFORE_ALL,
+        CONVERGE_DISCOVER,
+        CONVERGE_AFTER_ALL,
+        CONVERGE_CHECK,
+};
+
+struct converge_task {
+        enum converge_phase phase;
+        char *reason;          /* owned: "OperatorStartup", "GlobalValuesChanged", ... */
+        char *global_checksum; /* owned: global values before afterAll */
+        unsigned loops;        /* afterAll changed the values this many times */
+};
+
+struct module_task {
+        struct module *module; /* borrowed (modules never go away while running) */
+        char *release;         /* owned: TASK_MODULE_PURGE's release */
+};
+
+/* ---- the operator ----------------------------------------------------------------------------- */
+
+struct operator_state {
+        const struct ao_cli *cli;
+        const struct ao_settings *settings;
+        struct ao_reactor *reactor;
+        struct ao_shutdown *shutdown;
+        struct ao_sandbox_profiles *profiles;
+        const struct ao_sandbox_profile *default_profile;
+        struct ao_proc *proc;
+        struct ao_hook_runner *runner;
+        struct ao_queues *queues;
+        struct ao_schedule *schedule;
+        struct ao_config_file *config_file;
+        char *state_dir; /* owned */
+        struct ao_source *log_wakeup;
+        struct ao_source *log_writable;
+
+        struct ao_hook *global_hooks; /* owned, once loaded */
+        size_t n_global_hooks;
+        struct ao_throttle *global_throttles;
+        struct schedule_set *global_schedules;
+
+        struct modules modules;
+        struct values_store values;
+        char **enabled_modules; /* owned, NULL-terminated: enabled modules in run order */
+        bool first_converge_done;
+        bool converge_running;
+        uint64_t converge_started_usec;
+        unsigned converges;
+};
+
+/* hook-task.c */
+typedef void hook_call_done(struct operator_state *op, bool ok, void *userdata);
+/**
+ * Run @hook (of @mod, NULL for global hooks) for @binding with @contexts
+ * (borrowed), apply what it returns (values and config patches) and call
+ * @done. Returns < 0 (logged, @done not called) when it cannot start.
+ */
+int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hook, const char *binding_name,
+              const char *queue, const struct cJSON *contexts, hook_call_done *done, void *userdata);
+/** The handler of TASK_GLOBAL_HOOK_RUN and TASK_MODULE_HOOK_RUN. */
+void hook_task_handle(struct operator_state *op, struct ao_task *t);
+void hook_task_free(void *payload);
+/** A hook task for @binding of @hook, its context built from @contexts (taken). */
+struct ao_task_spec hook_task_spec(struct module *mod, struct ao_hook *hook, enum ao_binding_type binding,
+                                   const char *binding_name, struct cJSON *contexts, bool allow_failure,
+                                   struct ao_throttle *throttle, char **ret_description, char **ret_key);
+/**
+ * Queue hook runs for @type of every hook in @hooks that has it, ordered by (order, name), right
+ * before @before (NULL: at the tail of main).
+ */
+void push_ordered_hook_runs(struct operator_state *op, struct ao_task *before, struct module *mod,
+                            struct ao_hook *hooks, size_t n, enum ao_binding_type type);
+
+/* converge.c */
+void converge_queue(struct operator_state *op, const char *reason);
+void converge_handle(struct operator_state *op, struct ao_task *t);
+void converge_task_free(void *payload);
+
+/* module-run.c */
+void module_run_queue(struct operator_state *op, struct module *mod, struct ao_task *after);
+void module_task_handle(struct operator_state *op, struct ao_task *t);
+void module_task_free(void *payload);
+bool module_run_pending(struct operator_state *op, const struct module *mod);
+
+/* schedules.c: arm the schedule bindings of @mod's hooks (NULL: the global hooks), or stop them. */
+void schedules_enable(struct operator_state *op, struct module *mod);
+void schedules_disable(struct operator_state *op, struct module *mod);
+/** One throttle per hook from its settings (executionMinPeriod, executionBurst). */
+struct ao_throttle *throttles_new(const struct ao_hook *hooks, size_t n);
+
+/* lifecycle.c: load modules, values and the config, queue the start-up; and tear it all down. */
+int lifecycle_start(struct operator_state *op);
+void lifecycle_done(struct operator_state *op);
+
+/* shared helpers */
+struct ao_queue *operator_queue(struct operator_state *op, const char *name);
+/** "<module>/<hook>" or "<hook>": the combine key and the log name. malloc'd. */
+char *hook_identity(const struct module *mod, const struct ao_hook *hook);

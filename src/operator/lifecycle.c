@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Wiring the lifecycle: modules, values and the stored config are loaded
+ * first (a bad one stops the start with exit code 1), the queues and
+ * schedules are created, the global hooks are asked for their
+ * configuration, and then the start-up tasks go into the main queue:
+ * global onStartup hooks in order, then the first "reload all modules".
+ * Config file edits are classified as the documentation's step 16 says.
+ */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ao/alloc.h"
+#include "ao/config-data.h"
+#include "ao/config-file.h"
+#include "ao/log.h"
+#include "ao/reactor.h"
+#include "ao/sandbox.h"
+#include "ao/schedule.h"
+#include "ao/shutdown.h"
+#include "ao/yaml.h"
+#include "internal.h"
+
+struct ao_queue *operator_queue(struct operator_state *op, const char *name)
+{
+        return ao_queues_get(op->queues, name, true);
+}
+
+static void handle_task(struct ao_task *t, void *userdata)
+{
+        struct operator_state *op = userdata;
+        switch (ao_task_type(t)) {
+        case TASK_GLOBAL_HOOK_RUN:
+        case TASK_MODULE_HOOK_RUN:
+                hook_task_handle(op, t);
+                return;
+        case TASK_CONVERGE:
+                converge_handle(op, t);
+                return;
+        default:
+                module_task_handle(op, t);
+                return;
+        }
+}
+
+/* ---- config changes (step 16) ------------------------------------------------------------------- */
+
+static bool same_json(const cJSON *a, const cJSON *b)
+{
+        if (!a || !b)
+                return a == b;
+        _cleanup_free_ char *x = ao_json_canonical(a);
+        _cleanup_free_ char *y = ao_json_canonical(b);
+        return strcmp(x, y) == 0;
+}
+
+static bool is_enabled_key(const char *key)
+{
+        size_t n = strlen(key);
+        return n > 7 && strcmp(key + n - 7, "Enabled") == 0;
+}
+
+/* Global section or any enabled flag changed: the set of modules or every module's input changed. */
+static bool needs_reload(const cJSON *old, const cJSON *new)
+{
+        if (!same_json(cJSON_GetObjectItemCaseSensitive(old, "global"),
+                       cJSON_GetObjectItemCaseSensitive(new, "global")))
+                return true;
+        const cJSON *sides[2][2] = {{old, new}, {new, old}};
+        for (size_t s = 0; s < 2; s++)
+                for (const cJSON *k = sides[s][0]->child; k; k = k->next)
+                        if (is_enabled_key(k->string) &&
+                            !same_json(k, cJSON_GetObjectItemCaseSensitive(sides[s][1], k->string)))
+                                return true;
+        return false;
+}
+
+static void on_config_change(const cJSON *data, void *userdata)
+{
+        struct operator_state *op = userdata;
+        struct ao_error err = {0};
+        if (values_validate_config(&op->values, &op->modules, data, &err) < 0) {
+                /* As documented: an invalid config is logged, the previous one stays, nothing runs. */
+                ao_log(AO_LOG_ERROR,
+                       "config file '%s' changed but is invalid, keeping the previous config: %s",
+                       ao_config_file_path(op->config_file), err.msg);
+                return;
+        }
+        cJSON *old = op->values.config;
+        op->values.config = cJSON_Duplicate(data, true);
+        if (needs_reload(old, data)) {
+                ao_log(AO_LOG_INFO, "config changed: global values or enabled flags, reloading all modules");
+                converge_queue(op, "ConfigChanged");
+        } else {
+                for (size_t i = 0; i < op->modules.n; i++) {
+                        struct module *mod = &op->modules.items[i];
+                        if (same_json(cJSON_GetObjectItemCaseSensitive(old, mod->values_key),
+                                      cJSON_GetObjectItemCaseSensitive(data, mod->values_key)))
+                                continue;
+                        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
+                                    "config changed: module '%s' section", mod->name);
+                        if (mod->enabled && !module_run_pending(op, mod))
+                                module_run_queue(op, mod, NULL);
+                }
+        }
+        cJSON_Delete(old);
+}
+
+static void on_config_invalid(const struct ao_error *error, void *userdata)
+{
+        (void) userdata;
+        ao_log(AO_LOG_ERROR, "config file changed but cannot be used, keeping the previous config: %s",
+               error->msg);
+}
+
+static int open_config(struct operator_state *op, struct ao_error *reterr)
+{
+        const char *path = op->settings->config_file;
+        if (!path[0]) {
+                ao_log(AO_LOG_INFO,
+                       "local mode without --config-file: config values are empty and config patches "
+                       "are kept in memory only");
+                return 0;
+        }
+        struct ao_config_file_options options = {
+            .path = path, .on_change = on_config_change, .on_invalid = on_config_invalid, .userdata = op};
+        int r = ao_config_file_open(op->reactor, &options, &op->config_file, reterr);
+        if (r < 0)
+                return r;
+        cJSON_Delete(op->values.config);
+        op->values.config = cJSON_Duplicate(ao_config_file_data(op->config_file), true);
+        ao_log(AO_LOG_INFO, "config: '%s' (watched)", path);
+        return 0;
+}
+
+/* ---- start-up --------------------------------------------------------------------------------- */
+
+/* One line per hook: what it is bound to, so a user sees at once that their configuration was read. */
+static void log_hook_bindings(const struct ao_hook *hook)
+{
+        char summary[512];
+        size_t used = 0;
+        summary[0] = '\0';
+        for (int t = 0; t < _AO_BINDING_TYPE_MAX; t++) {
+                if (!ao_hook_config_has(&hook->config, (enum ao_binding_type) t))
+                        continue;
+                int n = snprintf(summary + used, sizeof(summary) - used, "%s%s", used ? ", " : "",
+                                 ao_binding_type_to_string((enum ao_binding_type) t));
+                if (n < 0 || (size_t) n >= sizeof(summary) - used)
+                        break;
+                used += (size_t) n;
+        }
+        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"hook", hook->name}, {"profile", hook->profile->name}),
+                    "global hook '%s' loaded: %s", hook->name, used ? summary : "no bindings");
+        for (size_t i = 0; i < hook->config.n_kubernetes; i++)
+                ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"hook", hook->name}),
+                            "hook '%s': kubernetes binding '%s' needs a cluster, skipping it", hook->name,
+                            hook->config.kubernetes[i].name);
+}
+
+static void on_global_hooks_loaded(struct ao_hook *hooks, size_t n, const struct ao_error *error,
+                                   void *userdata)
+{
+        struct operator_state *op = userdata;
+        if (error) {
+                /* The documented contract: a global hook that cannot say what it binds to stops the operator. */
+                ao_log(AO_LOG_ERROR, "global hooks: %s", error->msg);
+                ao_reactor_exit(op->reactor, 1);
+                return;
+        }
+        op->global_hooks = hooks;
+        op->n_global_hooks = n;
+        op->global_throttles = throttles_new(hooks, n);
+        for (size_t i = 0; i < n; i++)
+                log_hook_bindings(&hooks[i]);
+        ao_log(AO_LOG_INFO, "global hooks: %zu loaded", n);
+        push_ordered_hook_runs(op, NULL, NULL, hooks, n, AO_BINDING_ON_STARTUP);
+        schedules_enable(op, NULL);
+        converge_queue(op, "OperatorStartup");
+}
+
+static int load_global_hooks(struct operator_state *op, struct ao_error *reterr)
+{
+        const struct ao_settings *s = op->settings;
+        _cleanup_free_ char *root = ao_hooks_global_root(s->global_hooks_dir);
+        struct ao_hooks_load_request req = {
+            .root = root,
+            .kind = AO_HOOK_GLOBAL,
+            .profiles = op->profiles,
+            .default_profile = s->sandbox_profile,
+            .timeout_usec = s->hook_timeout_usec,
+        };
+        return ao_hooks_load(op->runner, &req, on_global_hooks_loaded, op, reterr);
+}
+
+static int setup_queues(struct operator_state *op, struct ao_error *reterr)
+{
+        struct ao_queues_options options = {
+            .handler = handle_task,
+            .userdata = op,
+            .backoff_scale = op->settings->retry_delay_scale,
+        };
+        int r = ao_queues_new(op->reactor, &options, &op->queues, reterr);
+        if (r >= 0)
+                r = ao_schedule_new(op->reactor, &op->schedule, reterr);
+        return r;
+}
+
+static void log_modules(const struct modules *m)
+{
+        for (size_t i = 0; i < m->n; i++)
+                ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"module", m->items[i].name}),
+                            "module '%s' (order %u) in '%s'", m->items[i].name, m->items[i].order,
+                            m->items[i].dir);
+        ao_log(AO_LOG_INFO, "modules: %zu found", m->n);
+}
+
+int lifecycle_start(struct operator_state *op)
+{
+        const struct ao_settings *s = op->settings;
+        struct ao_error err = {0};
+        op->state_dir = s->state_dir[0] ? ao_xstrdup(s->state_dir) : ao_xasprintf("%s/state", s->tmp_dir);
+        if (s->kube_config[0] || getenv("KUBERNETES_SERVICE_HOST"))
+                ao_log(AO_LOG_WARN, "a cluster is configured, but this build has no Kubernetes client yet: "
+                                    "running in local mode");
+        int r = modules_load(s, &op->modules, &err);
+        if (r >= 0)
+                r = values_store_init(&op->values, s, &op->modules, &err);
+        if (r >= 0)
+                r = open_config(op, &err);
+        if (r >= 0)
+                r = values_validate_config(&op->values, &op->modules, op->values.config, &err);
+        if (r >= 0)
+                r = setup_queues(op, &err);
+        if (r >= 0) {
+                log_modules(&op->modules);
+                r = load_global_hooks(op, &err);
+        }
+        if (r < 0) {
+                ao_log(AO_LOG_ERROR, "start-up failed: %s", err.msg);
+                return r;
+        }
+        return 0;
+}
+
+void lifecycle_done(struct operator_state *op)
+{
+        op->queues = ao_queues_free(op->queues);
+        for (size_t i = 0; i < op->modules.n; i++)
+                schedules_disable(op, &op->modules.items[i]);
+        schedules_disable(op, NULL);
+        op->schedule = ao_schedule_free(op->schedule);
+        op->config_file = ao_config_file_free(op->config_file);
+        ao_hooks_free(op->global_hooks, op->n_global_hooks);
+        op->global_hooks = NULL;
+        free(op->global_throttles);
+        modules_done(&op->modules);
+        values_store_done(&op->values);
+        for (char **p = op->enabled_modules; p && *p; p++)
+                free(*p);
+        free(op->enabled_modules);
+        free(op->state_dir);
+}

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Module run, delete and purge (lifecycle steps 5-7, 14, 15).
+ *
+ * A module run is one task that runs its steps in turn: onStartup hooks
+ * (until a run of the module has succeeded since it was enabled: a failed
+ * first run starts over from onStartup, as documented), beforeHelm hooks,
+ * the values check for helm (x-required-for-helm), the release, afterHelm
+ * hooks. Any failure fails the task and the queue retries it. afterHelm
+ * hooks that change the module's values queue another run right after.
+ */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "ao/alloc.h"
+#include "ao/binding-context.h"
+#include "ao/log.h"
+#include "ao/schema.h"
+#include "ao/values.h"
+#include "internal.h"
+
+enum step {
+        STEP_ON_STARTUP,
+        STEP_BEFORE_HELM,
+        STEP_HELM,
+        STEP_AFTER_HELM,
+        STEP_DONE,
+        /* module delete */
+        STEP_BEFORE_DELETE_HELM,
+        STEP_DELETE_HELM,
+        STEP_AFTER_DELETE_HELM,
+        STEP_DELETED,
+};
+
+/* A run in progress: the hooks of the current step, in (order, name) order, and where we are. */
+struct module_job {
+        struct operator_state *op;
+        struct ao_task *task;
+        struct module *mod;
+        enum step step;
+        struct ao_hook **hooks;
+        size_t n_hooks, next;
+        char *checksum_before_after_helm;
+};
+
+static enum ao_binding_type binding_of(enum step s)
+{
+        switch (s) {
+        case STEP_ON_STARTUP:
+                return AO_BINDING_ON_STARTUP;
+        case STEP_BEFORE_HELM:
+                return AO_BINDING_BEFORE_HELM;
+        case STEP_AFTER_HELM:
+                return AO_BINDING_AFTER_HELM;
+        case STEP_BEFORE_DELETE_HELM:
+                return AO_BINDING_BEFORE_DELETE_HELM;
+        case STEP_AFTER_DELETE_HELM:
+                return AO_BINDING_AFTER_DELETE_HELM;
+        default:
+                return _AO_BINDING_TYPE_INVALID;
+        }
+}
+
+static struct module_job *job_new(struct operator_state *op, struct ao_task *t, struct module *mod,
+                                  enum step first)
+{
+        struct module_job *j = ao_xcalloc(1, sizeof(*j));
+        *j = (struct module_job){.op = op, .task = t, .mod = mod, .step = first};
+        return j;
+}
+
+static void job_free(struct module_job *j)
+{
+        free(j->hooks);
+        free(j->checksum_before_after_helm);
+        free(j);
+}
+
+static void job_finish(struct module_job *j, enum ao_task_result result)
+{
+        struct ao_task *t = j->task;
+        job_free(j);
+        ao_task_finish(t, result);
+}
+
+static int compare_by_order(const void *a, const void *b, void *userdata)
+{
+        enum ao_binding_type type = *(const enum ao_binding_type *) userdata;
+        const struct ao_hook *x = *(struct ao_hook *const *) a, *y = *(struct ao_hook *const *) b;
+        if (x->config.order[type] != y->config.order[type])
+                return x->config.order[type] < y->config.order[type] ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+static void select_hooks(struct module_job *j, enum ao_binding_type type)
+{
+        free(j->hooks);
+        j->hooks = ao_xcalloc(j->mod->n_hooks + 1, sizeof(*j->hooks));
+        j->n_hooks = 0;
+        j->next = 0;
+        for (size_t i = 0; i < j->mod->n_hooks; i++)
+                if (j->mod->hooks[i].config.has_order[type])
+                        j->hooks[j->n_hooks++] = &j->mod->hooks[i];
+        qsort_r(j->hooks, j->n_hooks, sizeof(*j->hooks), compare_by_order, &type);
+}
+
+static void job_step(struct module_job *j);
+
+static void on_step_hook_done(struct operator_state *op, bool ok, void *userdata)
+{
+        (void) op;
+        struct module_job *j = userdata;
+        if (!ok) {
+                job_finish(j, AO_TASK_FAIL);
+                return;
+        }
+        j->next++;
+        job_step(j);
+}
+
+/* Run the next hook of the current step; true when one was started (its callback continues). */
+static bool run_next_hook(struct module_job *j)
+{
+        if (j->next >= j->n_hooks)
+                return false;
+        struct ao_hook *hook = j->hooks[j->next];
+        enum ao_binding_type type = binding_of(j->step);
+        cJSON *contexts = cJSON_CreateArray();
+        cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type, NULL));
+        int r = hook_call(j->op, j->mod, hook, ao_binding_type_to_string(type), AO_QUEUE_MAIN, contexts,
+                          on_step_hook_done, j);
+        cJSON_Delete(contexts);
+        if (r < 0)
+                job_finish(j, AO_TASK_FAIL);
+        return true;
+}
+
+/* The values helm gets, checked against the helm schema (x-required-for-helm) first. */
+static int release(struct module_job *j, struct ao_error *reterr)
+{
+        struct operator_state *op = j->op;
+        cJSON *global = NULL, *section = NULL;
+        int r = values_global(&op->values, &global, reterr);
+        if (r >= 0)
+                r = values_module(&op->values, &op->modules, j->mod, &section, reterr);
+        char *errors = NULL;
+        if (r >= 0 && j->mod->schema &&
+            ao_schema_validate(j->mod->schema, AO_SCHEMA_HELM, j->mod->values_key, section, &errors) < 0) {
+                r = ao_error_set(reterr, -EINVAL, "values are not ready for helm: %s", errors ? errors : "");
+                free(errors);
+        }
+        if (r >= 0) {
+                cJSON *doc = ao_values_document(global, j->mod->values_key, section, NULL);
+                r = helm_local_upgrade(op, j->mod, doc, reterr);
+                cJSON_Delete(doc);
+        }
+        cJSON_Delete(global);
+        cJSON_Delete(section);
+        return r;
+}
+
+static void enter_step(struct module_job *j, enum step s)
+{
+        j->step = s;
+        enum ao_binding_type type = binding_of(s);
+        j->n_hooks = j->next = 0;
+        if (type >= 0)
+                select_hooks(j, type);
+        if (s == STEP_AFTER_HELM)
+                j->checksum_before_after_helm =
+                    values_module_checksum(&j->op->values, &j->op->modules, j->mod);
+}
+
+static void module_run_done(struct module_job *j)
+{
+        struct module *mod = j->mod;
+        mod->started = true;
+        schedules_enable(j->op, mod);
+        _cleanup_free_ char *after = values_module_checksum(&j->op->values, &j->op->modules, mod);
+        if (strcmp(after, j->checksum_before_after_helm) != 0 && !module_run_pending(j->op, mod)) {
+                ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
+                            "module '%s': afterHelm hooks changed its values, running it again", mod->name);
+                module_run_queue(j->op, mod, j->task);
+        }
+        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s' is up to date",
+                    mod->name);
+        job_finish(j, AO_TASK_SUCCESS);
+}
+
+static void module_deleted(struct module_job *j)
+{
+        struct module *mod = j->mod;
+        schedules_disable(j->op, mod);
+        mod->started = false;
+        cJSON_Delete(mod->patches);
+        mod->patches = cJSON_CreateArray();
+        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s' deleted", mod->name);
+        job_finish(j, AO_TASK_SUCCESS);
+}
+
+static void job_step(struct module_job *j)
+{
+        struct ao_error err = {0};
+        for (;;) {
+                if (run_next_hook(j))
+                        return;
+                switch (j->step) {
+                case STEP_ON_STARTUP:
+                        enter_step(j, STEP_BEFORE_HELM);
+                        break;
+                case STEP_BEFORE_HELM:
+                        enter_step(j, STEP_HELM);
+                        break;
+                case STEP_HELM:
+                        if (release(j, &err) < 0) {
+                                ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}),
+                                            "module '%s': %s", j->mod->name, err.msg);
+                                job_finish(j, AO_TASK_FAIL);
+                                return;
+                        }
+                        enter_step(j, STEP_AFTER_HELM);
+                        break;
+                case STEP_AFTER_HELM:
+                        module_run_done(j);
+                        return;
+                case STEP_BEFORE_DELETE_HELM:
+                        enter_step(j, STEP_DELETE_HELM);
+                        break;
+                case STEP_DELETE_HELM:
+                        if (helm_local_delete(j->op, j->mod->name, &err) < 0) {
+                                ao_log(AO_LOG_ERROR, "module '%s': %s", j->mod->name, err.msg);
+                                job_finish(j, AO_TASK_FAIL);
+                                return;
+                        }
+                        enter_step(j, STEP_AFTER_DELETE_HELM);
+                        break;
+                case STEP_AFTER_DELETE_HELM:
+                        module_deleted(j);
+                        return;
+                default:
+                        job_finish(j, AO_TASK_SUCCESS);
+                        return;
+                }
+        }
+}
+
+static void purge(struct operator_state *op, struct ao_task *t, const char *release_name)
+{
+        struct ao_error err = {0};
+        if (helm_local_delete(op, release_name, &err) < 0) {
+                ao_log(AO_LOG_ERROR, "purge of release '%s': %s", release_name, err.msg);
+                ao_task_finish(t, AO_TASK_FAIL);
+                return;
+        }
+        ao_log(AO_LOG_INFO, "release '%s' purged: its module directory is gone", release_name);
+        ao_task_finish(t, AO_TASK_SUCCESS);
+}
+
+void module_task_handle(struct operator_state *op, struct ao_task *t)
+{
+        struct module_task *mt = ao_task_payload(t);
+        switch (ao_task_type(t)) {
+        case TASK_MODULE_RUN: {
+                struct module_job *j = job_new(op, t, mt->module, STEP_ON_STARTUP);
+                enter_step(j, mt->module->started ? STEP_BEFORE_HELM : STEP_ON_STARTUP);
+                job_step(j);
+                return;
+        }
+        case TASK_MODULE_DELETE: {
+                bool has_release = helm_local_has_release(op, mt->module->name);
+                struct module_job *j = job_new(op, t, mt->module, STEP_BEFORE_DELETE_HELM);
+                /* beforeDeleteHelm runs only when there is a release to delete. */
+                enter_step(j, has_release ? STEP_BEFORE_DELETE_HELM : STEP_DELETE_HELM);
+                job_step(j);
+                return;
+        }
+        default:
+                purge(op, t, mt->release);
+                return;
+        }
+}
+
+void module_task_free(void *payload)
+{
+        struct module_task *mt = payload;
+        free(mt->release);
+        free(mt);
+}
+
+struct pending_match {
+        const struct module *mod;
+};
+
+static bool is_pending_run(const struct ao_task *t, void *userdata)
+{
+        const struct pending_match *m = userdata;
+        if (ao_task_type(t) != TASK_MODULE_RUN)
+                return false;
+        const struct module_task *mt = ao_task_payload(t);
+        return mt->module == m->mod;
+}
+
+bool module_run_pending(struct operator_state *op, const struct module *mod)
+{
+        struct pending_match m = {mod};
+        return ao_queue_find(operator_queue(op, AO_QUEUE_MAIN), false, is_pending_run, &m) != NULL;
+}
+
+void module_run_queue(struct operator_state *op, struct module *mod, struct ao_task *after)
+{
+        struct module_task *mt = ao_xcalloc(1, sizeof(*mt));
+        mt->module = mod;
+        _cleanup_free_ char *description = ao_xasprintf("ModuleRun:%s", mod->name);
+        struct ao_task_spec spec = {.type = TASK_MODULE_RUN,
+                                    .description = description,
+                                    .payload = mt,
+                                    .payload_free = module_task_free};
+        if (after)
+                ao_queue_push_after(after, &spec);
+        else
+                ao_queue_push_tail(operator_queue(op, AO_QUEUE_MAIN), &spec);
+}

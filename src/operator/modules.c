@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Module directories: every directory (or link to one) under each
+ * MODULES_DIR entry is a module; a values.yaml beside them holds the common
+ * values. Modules run in (order, name) order; two modules with one name are
+ * an error naming both paths.
+ */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ao/alloc.h"
+#include "ao/log.h"
+#include "ao/schema.h"
+#include "ao/values.h"
+#include "ao/yaml.h"
+#include "internal.h"
+
+/* A values.yaml: a mapping, or nothing (missing or empty file). */
+static int load_values_file(const char *path, cJSON **ret, struct ao_error *reterr)
+{
+        if (access(path, F_OK) < 0) {
+                *ret = cJSON_CreateObject();
+                return 0;
+        }
+        cJSON *doc = NULL;
+        int r = ao_yaml_load_file(path, &doc, reterr);
+        if (r < 0)
+                return r;
+        if (cJSON_IsNull(doc)) {
+                cJSON_Delete(doc);
+                doc = cJSON_CreateObject();
+        }
+        if (!cJSON_IsObject(doc)) {
+                cJSON_Delete(doc);
+                return ao_error_set(reterr, -EINVAL, "%s: the document must be a mapping", path);
+        }
+        *ret = doc;
+        return 0;
+}
+
+static bool is_dir(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static void module_done(struct module *mod)
+{
+        free(mod->name);
+        free(mod->values_key);
+        free(mod->enabled_key);
+        free(mod->dir);
+        free(mod->hooks_root);
+        cJSON_Delete(mod->own_values);
+        ao_schema_free(mod->schema);
+        free(mod->enabled_script);
+        ao_hooks_free(mod->hooks, mod->n_hooks);
+        cJSON_Delete(mod->patches);
+        free(mod->throttles);
+}
+
+/* The module's own values.yaml: only its section and its enabled flag count. */
+static int load_own_values(struct module *mod, struct ao_error *reterr)
+{
+        _cleanup_free_ char *path = ao_xasprintf("%s/values.yaml", mod->dir);
+        cJSON *doc = NULL;
+        int r = load_values_file(path, &doc, reterr);
+        if (r < 0)
+                return r;
+        mod->own_values = cJSON_DetachItemFromObjectCaseSensitive(doc, mod->values_key);
+        if (mod->own_values && !cJSON_IsObject(mod->own_values) && !cJSON_IsNull(mod->own_values)) {
+                cJSON_Delete(doc);
+                return ao_error_set(reterr, -EINVAL, "%s: '%s' must be a mapping", path, mod->values_key);
+        }
+        const cJSON *flag = cJSON_GetObjectItemCaseSensitive(doc, mod->enabled_key);
+        mod->own_enabled = -1;
+        if (flag && !cJSON_IsBool(flag)) {
+                cJSON_Delete(doc);
+                return ao_error_set(reterr, -EINVAL, "%s: '%s' must be true or false", path,
+                                    mod->enabled_key);
+        }
+        if (flag)
+                mod->own_enabled = cJSON_IsTrue(flag);
+        cJSON_Delete(doc);
+        return 0;
+}
+
+static int module_init(struct module *mod, const char *parent, const char *entry, int64_t unnumbered,
+                       struct ao_error *reterr)
+{
+        struct ao_module_name n;
+        *mod = (struct module){0};
+        int r = ao_module_name_parse(entry, (uint32_t) unnumbered, &n, reterr);
+        if (r < 0)
+                return ao_error_prefix(reterr, "%s", parent);
+        *mod = (struct module){
+            .name = n.name,
+            .values_key = n.values_key,
+            .enabled_key = n.enabled_key,
+            .order = n.order,
+            .dir = ao_xasprintf("%s/%s", parent, entry),
+            .patches = cJSON_CreateArray(),
+        };
+        mod->hooks_root = ao_xasprintf("%s/hooks", mod->dir);
+        _cleanup_free_ char *script = ao_xasprintf("%s/enabled", mod->dir);
+        if (access(script, F_OK) == 0)
+                mod->enabled_script = TAKE_PTR(script);
+        if ((r = load_own_values(mod, reterr)) < 0)
+                return r;
+        _cleanup_free_ char *openapi = ao_xasprintf("%s/openapi", mod->dir);
+        if ((r = ao_schema_load_dir(openapi, &mod->schema, reterr)) < 0)
+                return ao_error_prefix(reterr, "module '%s'", mod->name);
+        return 0;
+}
+
+static int compare_modules(const void *a, const void *b)
+{
+        const struct module *x = a, *y = b;
+        if (x->order != y->order)
+                return x->order < y->order ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+static int add_common_values(struct modules *m, const char *dir, struct ao_error *reterr)
+{
+        _cleanup_free_ char *path = ao_xasprintf("%s/values.yaml", dir);
+        cJSON *doc = NULL;
+        int r = load_values_file(path, &doc, reterr);
+        if (r < 0)
+                return r;
+        m->common_values = ao_xreallocarray(m->common_values, m->n_common_values + 1, sizeof(cJSON *));
+        m->common_values[m->n_common_values++] = doc;
+        return 0;
+}
+
+static int scan_dir(struct modules *m, const char *dir, int64_t unnumbered, struct ao_error *reterr)
+{
+        int r = add_common_values(m, dir, reterr);
+        if (r < 0)
+                return r;
+        DIR *d = opendir(dir);
+        if (!d) {
+                if (errno == ENOENT) {
+                        ao_log(AO_LOG_WARN, "modules: directory '%s' does not exist, no modules there", dir);
+                        return 0;
+                }
+                return ao_error_set(reterr, ao_negative_errno(), "modules: cannot read '%s': %s", dir,
+                                    strerror(errno));
+        }
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                _cleanup_free_ char *path = ao_xasprintf("%s/%s", dir, de->d_name);
+                if (!is_dir(path)) {
+                        if (strcmp(de->d_name, "values.yaml") != 0)
+                                ao_log(AO_LOG_WARN, "modules: '%s' is not a module directory, ignoring",
+                                       path);
+                        continue;
+                }
+                m->items = ao_xreallocarray(m->items, m->n + 1, sizeof(*m->items));
+                r = module_init(&m->items[m->n], dir, de->d_name, unnumbered, reterr);
+                if (r < 0)
+                        module_done(&m->items[m->n]);
+                else
+                        m->n++;
+        }
+        closedir(d);
+        return r;
+}
+
+static int check_unique(const struct modules *m, struct ao_error *reterr)
+{
+        for (size_t i = 0; i < m->n; i++)
+                for (size_t j = i + 1; j < m->n; j++)
+                        if (strcmp(m->items[i].name, m->items[j].name) == 0)
+                                return ao_error_set(reterr, -EEXIST,
+                                                    "modules: two modules named '%s': '%s' and '%s'",
+                                                    m->items[i].name, m->items[i].dir, m->items[j].dir);
+        return 0;
+}
+
+int modules_load(const struct ao_settings *settings, struct modules *ret, struct ao_error *reterr)
+{
+        struct modules m = {0};
+        int r = 0;
+        for (char **dir = settings->modules_dirs; r >= 0 && dir && *dir; dir++)
+                r = scan_dir(&m, *dir, settings->unnumbered_modules_order, reterr);
+        if (r >= 0)
+                r = check_unique(&m, reterr);
+        if (r < 0) {
+                modules_done(&m);
+                return r;
+        }
+        if (m.n > 1)
+                qsort(m.items, m.n, sizeof(*m.items), compare_modules);
+        *ret = m;
+        return 0;
+}
+
+void modules_done(struct modules *m)
+{
+        for (size_t i = 0; i < m->n; i++)
+                module_done(&m->items[i]);
+        free(m->items);
+        for (size_t i = 0; i < m->n_common_values; i++)
+                cJSON_Delete(m->common_values[i]);
+        free(m->common_values);
+        *m = (struct modules){0};
+}
+
+struct module *modules_find(struct modules *m, const char *name)
+{
+        for (size_t i = 0; i < m->n; i++)
+                if (strcmp(m->items[i].name, name) == 0)
+                        return &m->items[i];
+        return NULL;
+}

@@ -1,0 +1,207 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The lifecycle in local mode, black-box: real shell hooks record what they
+# see; the test compares the exact order of runs and the exact files.
+set -uo pipefail
+. "$(dirname "$0")/tap.sh"
+
+work=$(mktemp -d /tmp/test-lifecycle.XXXXXX)
+trap 'kill -9 "${OP_PID:-0}" 2>/dev/null; rm -rf "$work"' EXIT
+record=$work/record
+
+# hook <path> <config JSON> [body]: a hook that records "<name> <binding>" for each context, then runs body.
+hook() {
+        mkdir -p "$(dirname "$work/$1")"
+        cat >"$work/$1" <<SCRIPT
+#!/bin/bash
+if [ "\${1:-}" = --config ]; then echo '$2'; exit 0; fi
+for b in \$(jq -r '.[].binding' "\$BINDING_CONTEXT_PATH"); do echo "$3 \$b" >>"$record"; done
+${4:-}
+SCRIPT
+        chmod +x "$work/$1"
+}
+
+yaml2json() { "$AO_BINARY" tool yaml2json "$1"; }
+
+start() { # start [ENV...]
+        op_start MODULES_DIR="$work/modules" GLOBAL_HOOKS_DIR="$work/global" ADDON_OPERATOR_TMP_DIR="$work/tmp" \
+                ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.001 \
+                LOG_TYPE=json LOG_NO_TIME=true "$@" -- start
+}
+
+stop() {
+        kill -TERM "$OP_PID"
+        op_finish
+}
+
+# ---- fixture: the documentation's worked example plus hooks that record their runs -------------
+mkdir -p "$work/modules/01-some-module" "$work/modules/002-other" "$work/modules/003-off"
+cat >"$work/modules/values.yaml" <<'YAML'
+global:
+  param1: 100
+  param2: "Yes"
+someModuleEnabled: true
+otherEnabled: true
+YAML
+cat >"$work/modules/01-some-module/values.yaml" <<'YAML'
+someModule:
+  param1: "String"
+YAML
+cat >"$work/config.yaml" <<'YAML'
+global: |
+  param1: 200
+someModule: |
+  param1: "Long string"
+  param2: "FOO"
+YAML
+hook global/hooks/a-startup.sh '{"configVersion":"v1","onStartup":1}' g-startup
+hook global/hooks/b-before.sh '{"configVersion":"v1","beforeAll":1}' g-before
+# afterAll changes the global values once: the converge must run steps 3-8 again, once.
+hook global/hooks/c-after.sh '{"configVersion":"v1","afterAll":1}' g-after \
+        'if ! jq -e .global.afterAllRan "$VALUES_PATH" >/dev/null; then
+  echo "{\"op\":\"add\",\"path\":\"/global/afterAllRan\",\"value\":true}" >"$VALUES_JSON_PATCH_PATH"; fi'
+hook modules/01-some-module/hooks/record.sh '{"configVersion":"v1","onStartup":1,"beforeHelm":1,"afterHelm":1}' \
+        some-module \
+        'b=$(jq -r ".[0].binding" "$BINDING_CONTEXT_PATH")
+if [ "$b" = beforeHelm ] && [ ! -e '"$work"'/values ]; then
+  jq -cS . "$VALUES_PATH" >'"$work"'/values; jq -cS . "$CONFIG_VALUES_PATH" >'"$work"'/config-values; fi
+if [ "$b" = afterHelm ] && ! jq -e .someModule.param3 "$CONFIG_VALUES_PATH" >/dev/null; then
+  echo "[{\"op\":\"add\", \"path\":\"/someModule/param3\", \"value\":\"newValue\"}]" >"$CONFIG_VALUES_JSON_PATCH_PATH"; fi'
+hook modules/002-other/hooks/record.sh \
+        '{"configVersion":"v1","onStartup":1,"beforeHelm":1,"afterHelm":1,"beforeDeleteHelm":1,"afterDeleteHelm":1}' other
+cat >"$work/modules/002-other/enabled" <<SCRIPT
+#!/bin/bash
+echo "other/enabled \$(jq -c .global.enabledModules "\$VALUES_PATH")" >>"$record"
+echo true >"\$MODULE_ENABLED_RESULT"
+SCRIPT
+chmod +x "$work/modules/002-other/enabled"
+hook modules/003-off/hooks/record.sh '{"configVersion":"v1","onStartup":1}' off
+
+# ---- start-up: the order of every run -----------------------------------------------------------
+start
+op_wait_for '"msg":"first converge done'
+ok $? "start-up: the first converge finishes"
+is "$(cat "$record")" "g-startup onStartup
+g-before beforeAll
+other/enabled [\"some-module\"]
+some-module onStartup
+some-module beforeHelm
+some-module afterHelm
+some-module beforeHelm
+some-module afterHelm
+other onStartup
+other beforeHelm
+other afterHelm
+g-after afterAll
+g-before beforeAll
+other/enabled [\"some-module\"]
+some-module beforeHelm
+some-module afterHelm
+other beforeHelm
+other afterHelm
+g-after afterAll" "start-up: onStartup, beforeAll, discovery, module runs (again after an afterHelm change), afterAll, and once more after afterAll changed the values"
+
+is "$(cat "$work/values")" \
+        '{"global":{"enabledModules":["some-module","other"],"param1":200,"param2":"Yes"},"someModule":{"param1":"Long string","param2":"FOO"}}' \
+        "VALUES_PATH: values.yaml files, the config, enabledModules in run order"
+is "$(cat "$work/config-values")" \
+        '{"global":{"param1":200},"someModule":{"param1":"Long string","param2":"FOO"}}' \
+        "CONFIG_VALUES_PATH: the config sections only"
+is "$(yaml2json "$work/config.yaml" | jq -c .someModule)" '{"param1":"Long string","param2":"FOO","param3":"newValue"}' \
+        "a config patch is written to the config file"
+is "$(yaml2json "$work/tmp/state/releases/some-module/values.yaml")" \
+        '{"global":{"afterAllRan":true,"param1":200,"param2":"Yes"},"someModule":{"param1":"Long string","param2":"FOO","param3":"newValue"}}' \
+        "the release gets the merged values without enabledModules"
+ok "$([ ! -e "$work/tmp/state/releases/off" ]; echo $?)" "a module without an enabled flag is not released"
+
+# ---- a module section edit runs only that module ------------------------------------------------
+: >"$record"
+cat >"$work/config.yaml.new" <<'YAML'
+global:
+  param1: 200
+someModule:
+  param1: Long string
+  param2: BAR
+  param3: newValue
+YAML
+mv "$work/config.yaml.new" "$work/config.yaml"
+op_wait_for '"msg":"module .some-module. is up to date'
+ok $? "module section edit: the module runs"
+is "$(cat "$record")" "some-module beforeHelm
+some-module afterHelm" "module section edit: beforeHelm and afterHelm of that module only"
+
+# ---- an invalid edit is logged and changes nothing ----------------------------------------------
+printf 'global: [unclosed\n' >"$work/config.yaml.new"
+mv "$work/config.yaml.new" "$work/config.yaml"
+op_wait_for 'keeping the previous config'
+ok $? "invalid config edit: logged, the previous config stays"
+
+# ---- disabling a module deletes it: beforeDeleteHelm, release deleted, afterDeleteHelm -----------
+: >"$record"
+cat >"$work/config.yaml.new" <<'YAML'
+global:
+  param1: 200
+someModule:
+  param1: Long string
+  param2: BAR
+  param3: newValue
+otherEnabled: "false"
+YAML
+mv "$work/config.yaml.new" "$work/config.yaml"
+op_wait_for '"msg":"converge done'
+ok $? "disable: a converge runs"
+is "$(cat "$record")" "g-before beforeAll
+some-module beforeHelm
+some-module afterHelm
+other beforeDeleteHelm
+other afterDeleteHelm
+g-after afterAll" "disable: the disabled module is deleted between the runs and afterAll"
+ok "$([ ! -e "$work/tmp/state/releases/other" ]; echo $?)" "disable: the release is gone"
+stop
+is "$OP_CODE" 0 "a clean stop"
+
+# ---- a module directory removed: its release is purged, no delete hooks --------------------------
+: >"$record"
+mkdir -p "$work/tmp/state/releases/gone-module"
+start
+op_wait_for '"msg":"first converge done'
+like "$OP_LOG" "release 'gone-module' purged" "purge: a release without a module directory is purged"
+ok "$(grep -q DeleteHelm "$record"; [ $? -ne 0 ]; echo $?)" "purge: no delete hooks run"
+ok "$([ ! -e "$work/tmp/state/releases/gone-module" ]; echo $?)" "purge: the release is gone"
+stop
+
+# ---- retries: a failing beforeHelm is retried with back-off, from onStartup until it succeeds -----
+: >"$record"
+hook modules/002-other/hooks/flaky.sh '{"configVersion":"v1","beforeHelm":2}' flaky \
+        'n=$(cat '"$work"'/attempts 2>/dev/null || echo 0); echo $((n + 1)) >'"$work"'/attempts
+[ "$n" -ge 2 ] || { echo "attempt $((n + 1)) fails" >&2; exit 1; }'
+cat >"$work/config.yaml" <<'YAML'
+otherEnabled: true
+YAML
+start
+op_wait_for '"msg":"first converge done'
+ok $? "retries: the converge finishes"
+is "$(grep -c '"msg":"hook .hooks/flaky.sh. failed: exit code 1' <<<"$OP_LOG")" 2 "retries: two failures logged"
+like "$OP_LOG" "attempt 2 fails" "retries: the error carries the hook's stderr"
+# (afterAll changes the global values again after a restart: memory patches do not survive it.)
+is "$(grep -E '^(other|flaky) ' "$record" | tr '\n' ,)" \
+        "other onStartup,other beforeHelm,flaky beforeHelm,other onStartup,other beforeHelm,flaky beforeHelm,other onStartup,other beforeHelm,flaky beforeHelm,other afterHelm,other beforeHelm,flaky beforeHelm,other afterHelm," \
+        "retries: a first module run starts over from onStartup until it succeeds"
+stop
+
+# ---- start-up failures --------------------------------------------------------------------------
+printf 'someModule: |\n  a: [\n' >"$work/config.yaml"
+start
+op_finish
+is "$OP_CODE" 1 "invalid config file at start: exit code 1"
+like "$OP_LOG" "config.yaml.*someModule" "invalid config file at start: file and key named"
+
+printf 'otherEnabled: true\n' >"$work/config.yaml"
+mkdir -p "$work/modules2/005-other"
+start MODULES_DIR="$work/modules:$work/modules2"
+op_finish
+is "$OP_CODE" 1 "two modules with one name: exit code 1"
+like "$OP_LOG" "two modules named 'other': '$work/modules/002-other' and '$work/modules2/005-other'" \
+        "two modules with one name: both paths named"
+
+done_testing
