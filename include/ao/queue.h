@@ -176,6 +176,11 @@ unsigned ao_task_failures(const struct ao_task *t);
  * previous attempt ended (FAIL, KEEP) for later ones; 0 before the first start.
  */
 uint64_t ao_task_wait_usec(const struct ao_task *t);
+/**
+ * Make the next failure of @t wait @usec (scaled like the back-off) instead of the back-off
+ * formula: module discovery is documented to retry every 5 s. Call before ao_task_finish(FAIL).
+ */
+void ao_task_set_retry_delay(struct ao_task *t, uint64_t usec);
 /** Replace the description (e.g. the phase of a phase machine). */
 void ao_task_set_description(struct ao_task *t, const char *description);
 

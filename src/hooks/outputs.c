@@ -155,6 +155,10 @@ int outputs_read_enabled(const char *dir, struct ao_hook_outcome *o, struct ao_e
                 free(reason);
                 return 0;
         }
+        /* One line in logs: the reason without the newline `echo` leaves. */
+        size_t n = strlen(reason);
+        while (n > 0 && strchr(" \t\r\n", reason[n - 1]))
+                reason[--n] = '\0';
         o->enabled_reason = reason;
         return 0;
 }

@@ -27,7 +27,8 @@
 #include "internal.h"
 
 /* afterAll hooks that keep changing global values would loop forever: stop after this many rounds. */
-#define MAX_AFTER_ALL_LOOPS 10
+#define MAX_AFTER_ALL_LOOPS  10
+#define DISCOVERY_RETRY_USEC (5 * AO_USEC_PER_SEC)
 
 /* One discovery in progress (the converge task waits for it). */
 struct discovery {
@@ -53,9 +54,11 @@ static void discovery_step(struct discovery *d);
 
 static void discovery_fail(struct discovery *d, const char *msg)
 {
-        ao_log(AO_LOG_ERROR, "module discovery failed, retrying: %s", msg);
+        ao_log(AO_LOG_ERROR, "module discovery failed, retrying in 5 s: %s", msg);
         struct ao_task *t = d->task;
         discovery_free(d);
+        /* Documented: discovery restarts every 5 seconds (not with the growing back-off). */
+        ao_task_set_retry_delay(t, DISCOVERY_RETRY_USEC);
         ao_task_finish(t, AO_TASK_FAIL);
 }
 

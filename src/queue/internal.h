@@ -45,8 +45,9 @@ struct ao_task {
         void *payload;                /* owned through payload_free */
         void (*payload_free)(void *payload);
         unsigned failures;
-        uint64_t ready_usec; /* CLOCK_MONOTONIC: queued, or the end of the last attempt */
-        uint64_t wait_usec;  /* the wait of the current or last start */
+        uint64_t retry_delay_usec; /* the next failure waits this long instead of the back-off; 0: back-off */
+        uint64_t ready_usec;       /* CLOCK_MONOTONIC: queued, or the end of the last attempt */
+        uint64_t wait_usec;        /* the wait of the current or last start */
 };
 
 enum queue_wait {

@@ -540,13 +540,15 @@ void ao_task_finish(struct ao_task *t, enum ao_task_result result)
                         task_remove(t);
                         break;
                 }
-                uint64_t delay =
-                    (uint64_t) ((double) ao_queue_backoff_usec(t->failures) * qs->options.backoff_scale);
+                uint64_t base =
+                    t->retry_delay_usec ? t->retry_delay_usec : ao_queue_backoff_usec(t->failures);
+                t->retry_delay_usec = 0;
+                uint64_t delay = (uint64_t) ((double) base * qs->options.backoff_scale);
                 t->failures++;
                 t->ready_usec = now;
                 q->retry = t->failures;
-                ao_log(AO_LOG_DEBUG, "queue '%s': '%s' failed %u times, retry in %" PRIu64 " ms", q->name,
-                       t->description, t->failures, (uint64_t) (delay / AO_USEC_PER_MSEC));
+                ao_log(AO_LOG_WARN, "queue '%s': task '%s' failed (%u in a row), retrying in %" PRIu64 " ms",
+                       q->name, t->description, t->failures, (uint64_t) (delay / AO_USEC_PER_MSEC));
                 arm_timer(q, QUEUE_WAIT_BACKOFF, now + delay);
                 return; /* the timer dispatches */
         case AO_TASK_KEEP:
@@ -655,6 +657,11 @@ unsigned ao_task_failures(const struct ao_task *t)
 uint64_t ao_task_wait_usec(const struct ao_task *t)
 {
         return t->wait_usec;
+}
+
+void ao_task_set_retry_delay(struct ao_task *t, uint64_t usec)
+{
+        t->retry_delay_usec = usec;
 }
 
 void ao_task_set_description(struct ao_task *t, const char *description)

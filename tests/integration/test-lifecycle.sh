@@ -189,6 +189,24 @@ is "$(grep -E '^(other|flaky) ' "$record" | tr '\n' ,)" \
         "retries: a first module run starts over from onStartup until it succeeds"
 stop
 
+# ---- discovery failures: an enabled script that fails is retried every 5 s (scaled here) ---------
+rm -f "$work/modules/002-other/hooks/flaky.sh"
+cat >"$work/modules/002-other/enabled" <<SCRIPT
+#!/bin/bash
+n=\$(cat "$work/enabled-attempts" 2>/dev/null || echo 0); echo \$((n + 1)) >"$work/enabled-attempts"
+[ "\$n" -ge 2 ] || { echo "enabled script attempt \$((n + 1)) fails" >&2; exit 3; }
+echo true >"\$MODULE_ENABLED_RESULT"
+SCRIPT
+: >"$record"
+start
+op_wait_for '"msg":"first converge done'
+ok $? "discovery failures: the converge finishes once the script succeeds"
+is "$(grep -c 'module discovery failed, retrying in 5 s: hook .other/enabled. failed: exit code 3: enabled script attempt' <<<"$OP_LOG")" 2 \
+        "discovery failures: each failure logged with the script's stderr"
+is "$(grep -c "retrying in 5 ms" <<<"$OP_LOG")" 2 "discovery failures: a fixed 5 s delay (scaled by 0.001), not the growing back-off"
+like "$(cat "$record")" "other onStartup" "discovery failures: the module runs afterwards"
+stop
+
 # ---- start-up failures --------------------------------------------------------------------------
 printf 'someModule: |\n  a: [\n' >"$work/config.yaml"
 start

@@ -264,7 +264,7 @@ static void test_enabled_script(void)
                       NULL, NULL);
         check_enabled(
             "printf ' false\\n' > \"$MODULE_ENABLED_RESULT\"; echo 'no CRDs' > \"$MODULE_ENABLED_REASON\"", 0,
-            "no CRDs\n", NULL);
+            "no CRDs", NULL);
         check_enabled("echo maybe > \"$MODULE_ENABLED_RESULT\"", -1, NULL,
                       "hook 'm/enabled': module-enabled-result: expected 'true' or 'false', got 'maybe\n'");
 }
