@@ -537,6 +537,9 @@ void ao_task_finish(struct ao_task *t, enum ao_task_result result)
         case AO_TASK_FAIL:
                 if (t->allow_failure) {
                         q->allowed_failures++;
+                        ao_log(AO_LOG_WARN,
+                               "queue '%s': task '%s' failed, allowed (allowFailure): not retrying", q->name,
+                               t->description);
                         task_remove(t);
                         break;
                 }

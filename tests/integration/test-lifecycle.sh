@@ -207,6 +207,37 @@ is "$(grep -c "retrying in 5 ms" <<<"$OP_LOG")" 2 "discovery failures: a fixed 5
 like "$(cat "$record")" "other onStartup" "discovery failures: the module runs afterwards"
 stop
 
+# ---- allowFailure: a failing schedule run is skipped, its queue goes on ---------------------------
+hook global/hooks/d-tick.sh '{"configVersion":"v1","schedule":[{"name":"tick","crontab":"* * * * * *","allowFailure":true}]}' \
+        g-tick 'exit 1'
+: >"$record"
+start
+op_wait_for '"msg":"first converge done'
+op_wait_for "task 'GlobalHookRun:tick:hooks/d-tick.sh' failed, allowed"
+ok $? "allowFailure: the failed run is reported as allowed"
+op_wait_for "task 'GlobalHookRun:tick:hooks/d-tick.sh' failed, allowed"
+ok $? "allowFailure: the next tick runs again: the queue is not blocked"
+unlike() { ok "$(printf '%s' "$1" | grep -Eq -- "$2"; [ $? -ne 0 ]; echo $?)" "$3"; }
+unlike "$OP_LOG" "GlobalHookRun:tick[^']*' failed \\(" "allowFailure: no retry with back-off"
+stop
+rm -f "$work/global/hooks/d-tick.sh"
+
+# ---- the documentation's enabled-flag examples -------------------------------------------------
+mkdir -p "$work/seed/001-nginx-ingress" "$work/seed/001-some-module"
+printf 'global:\n  param1: 100\nnginxIngressEnabled: true\nsomeModuleEnabled: false\n' >"$work/seed/values.yaml"
+printf 'nginxIngressEnabled: false\n' >"$work/seed/001-nginx-ingress/values.yaml"
+printf 'someModule:\n  param1: "String"\n' >"$work/seed/001-some-module/values.yaml"
+printf '#!/bin/bash\necho false > $MODULE_ENABLED_RESULT\n' >"$work/seed/001-some-module/enabled"
+chmod +x "$work/seed/001-some-module/enabled"
+printf 'global: |\n  param1: 200\nsomeModule: |\n  param1: "Long string"\n  param2: "FOO"\nsomeModuleEnabled: "true"\n' \
+        >"$work/seed-config.yaml"
+start MODULES_DIR="$work/seed" ADDON_OPERATOR_CONFIG_FILE="$work/seed-config.yaml"
+op_wait_for '"msg":"first converge done'
+like "$OP_LOG" '"msg":"modules discovered: 0 of 2 enabled"' "enabled examples: both modules end up disabled"
+like "$OP_LOG" "module 'some-module' disabled by its enabled script" \
+        "enabled examples: some-module, enabled by the config, is turned off by its enabled script"
+stop
+
 # ---- start-up failures --------------------------------------------------------------------------
 printf 'someModule: |\n  a: [\n' >"$work/config.yaml"
 start
