@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "../tap.h"
+#include "reactor-backend.h"
 #include "ao/alloc.h"
 #include "ao/queue.h"
 #include "ao/reactor.h"
@@ -774,19 +775,7 @@ static void test_bad_options(void)
 
 int main(void)
 {
-        const char *want = getenv("AO_REACTOR");
-        enum ao_reactor_backend backend = ao_reactor_backend_from_string(want ? want : "epoll");
-        if (backend < 0)
-                tap_bail("AO_REACTOR must be epoll or io_uring");
-
-        struct ao_error err = {0};
-        if (ao_reactor_new(backend, &reactor, &err) < 0) {
-                if (backend == AO_REACTOR_BACKEND_IO_URING)
-                        tap_skip_all(err.msg);
-                tap_bail(err.msg);
-        }
-        tap_is_str(ao_reactor_backend_name(reactor), ao_reactor_backend_to_string(backend), "backend is %s",
-                   want ? want : "epoll");
+        reactor = test_reactor_new();
 
         test_fifo();
         test_two_queues();
