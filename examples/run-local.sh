@@ -20,6 +20,10 @@ export ADDON_OPERATOR_TMP_DIR=$state
 # and editing it while the operator runs triggers what a ConfigMap edit would.
 [ -f "$state/config.yaml" ] || cp examples/config.yaml "$state/config.yaml"
 export ADDON_OPERATOR_CONFIG_FILE=$state/config.yaml
+# The debug commands (addon-operator queue list, module values NAME, ...) talk to this socket.
+export DEBUG_UNIX_SOCKET=${DEBUG_UNIX_SOCKET:-$state/debug.socket}
 echo "addon-operator: config file $state/config.yaml, releases in $state/state/releases" >&2
+echo "addon-operator: metrics on http://127.0.0.1:${ADDON_OPERATOR_LISTEN_PORT:-9650}/metrics;" \
+        "try: DEBUG_UNIX_SOCKET=$state/debug.socket build/addon-operator queue list" >&2
 export LOG_TYPE=${LOG_TYPE:-color}
 exec build/addon-operator start "$@"

@@ -16,6 +16,7 @@
 #include <yaml.h>
 
 #include "ao-build-config.h"
+#include "ao/debug.h"
 #include "ao/operator.h"
 #include "ao/settings.h"
 #include "ao/tool.h"
@@ -65,6 +66,7 @@ static int cmd_help(const struct ao_cli *cli)
                 }
                 printf("  %-12s %s\n", words, commands[i].summary);
         }
+        ao_debug_print_help(stdout);
         ao_tool_print_help(stdout);
         printf("\n");
         ao_cli_print_flags(stdout);
@@ -125,6 +127,8 @@ int main(int argc, char **argv)
                 code = cmd_help(&cli);
         } else if (cli.version) {
                 code = cmd_version(&cli);
+        } else if (!command && ao_debug_is_command(cli.command)) {
+                code = ao_debug_main(&cli);
         } else if (!command) {
                 fprintf(stderr, "addon-operator: unknown command '%s'\n", cli.command[0]);
                 fprintf(stderr, "Run 'addon-operator --help' for the list of commands.\n");

@@ -32,6 +32,7 @@ void ao_cli_done(struct ao_cli *cli)
         for (size_t i = 0; i < cli->n_notices; i++)
                 free(cli->notices[i].text);
         free(cli->notices);
+        free(cli->output);
         origins_free(cli->_origins);
         memset(cli, 0, sizeof(*cli));
 }
@@ -93,6 +94,32 @@ static int scan_long_flag(struct argv_scan *scan, int argc, char *const *argv, i
         return 0;
 }
 
+/* The debug commands' "-o text|yaml|json" ("--output", "--output=...", "-oyaml" too). */
+static bool is_output_flag(const char *arg)
+{
+        return strncmp(arg, "-o", 2) == 0 || strcmp(arg, "--output") == 0 ||
+               strncmp(arg, "--output=", 9) == 0;
+}
+
+static int take_output(struct ao_cli *cli, int argc, char *const *argv, int *i, struct ao_error *reterr)
+{
+        const char *arg = argv[*i], *value;
+        if (strncmp(arg, "--output=", 9) == 0)
+                value = arg + 9;
+        else if (arg[1] == 'o' && arg[2] != '\0')
+                value = arg + 2;
+        else if (*i + 1 < argc && argv[*i + 1])
+                value = argv[++*i];
+        else
+                return ao_error_set(reterr, -EINVAL, "flag %s needs a value: text, yaml or json", arg);
+        if (strcmp(value, "text") != 0 && strcmp(value, "yaml") != 0 && strcmp(value, "json") != 0)
+                return ao_error_set(reterr, -EINVAL, "flag %s: '%s' is not one of text, yaml, json", arg,
+                                    value);
+        free(cli->output);
+        cli->output = strdup(value);
+        return cli->output ? 0 : -ENOMEM;
+}
+
 static int scan_argv(struct argv_scan *scan, struct ao_cli *cli, int argc, char *const *argv,
                      struct ao_error *reterr)
 {
@@ -114,6 +141,11 @@ static int scan_argv(struct argv_scan *scan, struct ao_cli *cli, int argc, char 
                         r = 0;
                 } else if (strcmp(arg, "--version") == 0) {
                         cli->version = true;
+                        r = 0;
+                } else if (is_output_flag(arg)) {
+                        r = take_output(cli, argc, argv, &i, reterr);
+                } else if (strcmp(arg, "-g") == 0 || strcmp(arg, "--global") == 0) {
+                        cli->with_global = true;
                         r = 0;
                 } else if (arg[1] != '-')
                         r = unknown_flag(arg, strlen(arg), reterr);

@@ -20,6 +20,7 @@
 
 #include "ao/alloc.h"
 #include "ao/hook-run.h"
+#include "ao/http.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
@@ -55,6 +56,7 @@ static void discovery_step(struct discovery *d);
 static void discovery_fail(struct discovery *d, const char *msg)
 {
         ao_log(AO_LOG_ERROR, "module discovery failed, retrying in 5 s: %s", msg);
+        metrics_discover_error(d->op);
         struct ao_task *t = d->task;
         discovery_free(d);
         /* Documented: discovery restarts every 5 seconds (not with the growing back-off). */
@@ -152,6 +154,7 @@ static void on_module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct
         mod->n_hooks = n;
         mod->hooks_loaded = true;
         mod->throttles = throttles_new(hooks, n);
+        metrics_binding_count(d->op, mod, hooks, n);
         for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j < hooks[i].config.n_kubernetes; j++)
                         ao_log_with(AO_LOG_WARN,
@@ -238,18 +241,19 @@ static void set_enabled_modules(struct operator_state *op, char **names, size_t 
                 op->enabled_modules[i] = ao_xstrdup(names[i]);
 }
 
-static struct ao_task *push_module_task(struct operator_state *op, struct ao_task *before,
-                                        enum task_type type, struct module *mod, const char *release)
+static struct ao_task *push_module_task(struct ao_task *before, enum task_type type, struct module *mod,
+                                        const char *release, const char *activation)
 {
         struct module_task *mt = ao_xcalloc(1, sizeof(*mt));
-        *mt = (struct module_task){.module = mod, .release = release ? ao_xstrdup(release) : NULL};
+        *mt = (struct module_task){.module = mod,
+                                   .release = release ? ao_xstrdup(release) : NULL,
+                                   .activation = ao_xstrdup(activation)};
         static const char *const names[] = {[TASK_MODULE_RUN] = "ModuleRun",
                                             [TASK_MODULE_DELETE] = "ModuleDelete",
                                             [TASK_MODULE_PURGE] = "ModulePurge"};
         _cleanup_free_ char *description = ao_xasprintf("%s:%s", names[type], mod ? mod->name : release);
         struct ao_task_spec spec = {
             .type = type, .description = description, .payload = mt, .payload_free = module_task_free};
-        (void) op;
         return ao_queue_push_before(before, &spec);
 }
 
@@ -259,20 +263,21 @@ static void discovery_finish(struct discovery *d)
         struct operator_state *op = d->op;
         struct modules *m = &op->modules;
         struct ao_task *t = d->task;
+        const char *reason = ((struct converge_task *) ao_task_payload(t))->reason;
         set_enabled_modules(op, d->so_far, d->n_so_far);
         ao_log(AO_LOG_INFO, "modules discovered: %zu of %zu enabled", d->n_so_far, m->n);
         for (size_t i = 0; i < m->n; i++)
                 if (d->enabled[i])
-                        push_module_task(op, t, TASK_MODULE_RUN, &m->items[i], NULL);
+                        push_module_task(t, TASK_MODULE_RUN, &m->items[i], NULL, reason);
         for (size_t i = m->n; i-- > 0;)
                 if (!d->enabled[i] && m->items[i].enabled)
-                        push_module_task(op, t, TASK_MODULE_DELETE, &m->items[i], NULL);
+                        push_module_task(t, TASK_MODULE_DELETE, &m->items[i], NULL, reason);
         for (size_t i = 0; i < m->n; i++)
                 m->items[i].enabled = d->enabled[i];
         char **releases = helm_local_list(op);
         for (char **r = releases; r && *r; r++) {
                 if (!modules_find(m, *r))
-                        push_module_task(op, t, TASK_MODULE_PURGE, NULL, *r);
+                        push_module_task(t, TASK_MODULE_PURGE, NULL, *r, reason);
                 free(*r);
         }
         free(releases);
@@ -301,6 +306,8 @@ static void converge_done(struct operator_state *op, struct ao_task *t, struct c
                 ao_log(AO_LOG_INFO, "converge done in %llu ms (%s)", (unsigned long long) (took / 1000),
                        ct->reason);
         op->first_converge_done = true;
+        metrics_converge_done(op, ct->reason, took);
+        ao_http_set_ready(op->http, true);
         ao_task_finish(t, AO_TASK_SUCCESS);
 }
 
@@ -315,7 +322,7 @@ void converge_handle(struct operator_state *op, struct ao_task *t)
                         ao_log(AO_LOG_INFO, "converge started (%s)", ct->reason);
                 }
                 push_ordered_hook_runs(op, t, NULL, op->global_hooks, op->n_global_hooks,
-                                       AO_BINDING_BEFORE_ALL);
+                                       AO_BINDING_BEFORE_ALL, ct->reason);
                 ct->phase = CONVERGE_DISCOVER;
                 ao_task_finish(t, AO_TASK_KEEP);
                 return;
@@ -326,7 +333,7 @@ void converge_handle(struct operator_state *op, struct ao_task *t)
                 free(ct->global_checksum);
                 ct->global_checksum = values_global_checksum(&op->values);
                 push_ordered_hook_runs(op, t, NULL, op->global_hooks, op->n_global_hooks,
-                                       AO_BINDING_AFTER_ALL);
+                                       AO_BINDING_AFTER_ALL, ct->reason);
                 ct->phase = CONVERGE_CHECK;
                 ao_task_finish(t, AO_TASK_KEEP);
                 return;

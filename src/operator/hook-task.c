@@ -19,7 +19,8 @@ struct call {
         struct operator_state *op;
         struct module *mod;
         struct ao_hook *hook;
-        char *binding_name;
+        char *binding_name, *queue, *activation;
+        bool allow_failure;
         hook_call_done *done;
         void *userdata;
 };
@@ -67,7 +68,7 @@ static int apply_outcome(struct call *c, const struct ao_hook_outcome *o, struct
                         r = store_config_section(op, c->mod ? c->mod->values_key : "global", section, reterr);
         }
         if (r >= 0 && o->metrics.n > 0)
-                ao_log(AO_LOG_DEBUG, "hook '%s': %zu metric operations", c->hook->name, o->metrics.n);
+                metrics_hook_ops(op, c->mod, c->hook, &o->metrics);
         if (r >= 0 && o->kubernetes_patch) {
                 struct ao_log_context ctx;
                 const struct ao_log_context *prev = enter_context(c, &ctx);
@@ -80,6 +81,8 @@ static int apply_outcome(struct call *c, const struct ao_hook_outcome *o, struct
 static void call_free(struct call *c)
 {
         free(c->binding_name);
+        free(c->queue);
+        free(c->activation);
         free(c);
 }
 
@@ -102,12 +105,17 @@ static void on_hook_done(const struct ao_hook_outcome *o, void *userdata)
         else
                 ao_log(AO_LOG_ERROR, "%s", err.msg);
         ao_log_context_swap(prev);
+        struct hook_run_info info = {.binding_name = c->binding_name,
+                                     .queue = c->queue,
+                                     .activation = c->activation,
+                                     .allow_failure = c->allow_failure};
+        metrics_hook_run(c->op, c->mod, c->hook, &info, &o->result, ok);
         c->done(c->op, ok, c->userdata);
         call_free(c);
 }
 
-int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hook, const char *binding_name,
-              const char *queue, const cJSON *contexts, hook_call_done *done, void *userdata)
+int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hook,
+              const struct hook_run_info *info, const cJSON *contexts, hook_call_done *done, void *userdata)
 {
         struct ao_error err = {0};
         cJSON *global = NULL, *global_config = NULL, *section = NULL, *section_config = NULL;
@@ -128,7 +136,10 @@ int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hoo
                 *c = (struct call){.op = op,
                                    .mod = mod,
                                    .hook = hook,
-                                   .binding_name = ao_xstrdup(binding_name),
+                                   .binding_name = ao_xstrdup(info->binding_name),
+                                   .queue = ao_xstrdup(info->queue ? info->queue : AO_QUEUE_MAIN),
+                                   .activation = ao_xstrdup(info->activation ? info->activation : ""),
+                                   .allow_failure = info->allow_failure,
                                    .done = done,
                                    .userdata = userdata};
                 struct ao_hook_run_request req = {
@@ -138,8 +149,8 @@ int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hoo
                     .module = mod ? mod->name : NULL,
                     .values_key = key,
                     .working_dir = hook->working_dir,
-                    .binding = binding_name,
-                    .queue = queue,
+                    .binding = info->binding_name,
+                    .queue = info->queue,
                     .binding_contexts = contexts,
                     .values = values,
                     .config_values = config,
@@ -186,7 +197,7 @@ static void react_to_changes(struct operator_state *op, struct task_call *tc)
                 return;
         _cleanup_free_ char *module_after = values_module_checksum(&op->values, &op->modules, ht->module);
         if (strcmp(module_after, tc->module_before) != 0 && !module_run_pending(op, ht->module))
-                module_run_queue(op, ht->module, NULL);
+                module_run_queue(op, ht->module, NULL, "ModuleValuesChanged");
 }
 
 static void on_task_hook_done(struct operator_state *op, bool ok, void *userdata)
@@ -210,9 +221,13 @@ void hook_task_handle(struct operator_state *op, struct ao_task *t)
         tc->global_before = values_global_checksum(&op->values);
         tc->module_before =
             ht->module ? values_module_checksum(&op->values, &op->modules, ht->module) : ao_xstrdup("");
-        const char *queue = ao_queue_name(ao_task_queue(t));
-        if (hook_call(op, ht->module, ht->hook, ht->binding_name, queue, ao_task_binding_contexts(t),
-                      on_task_hook_done, tc) < 0) {
+        struct hook_run_info info = {.binding_name = ht->binding_name,
+                                     .queue = ao_queue_name(ao_task_queue(t)),
+                                     .activation = ht->activation,
+                                     .allow_failure = ao_task_allow_failure(t)};
+        metrics_task_wait(op, ht->module, ht->hook, &info, ao_task_wait_usec(t));
+        if (hook_call(op, ht->module, ht->hook, &info, ao_task_binding_contexts(t), on_task_hook_done, tc) <
+            0) {
                 free(tc->global_before);
                 free(tc->module_before);
                 free(tc);
@@ -224,16 +239,21 @@ void hook_task_free(void *payload)
 {
         struct hook_task *ht = payload;
         free(ht->binding_name);
+        free(ht->activation);
         free(ht);
 }
 
 struct ao_task_spec hook_task_spec(struct module *mod, struct ao_hook *hook, enum ao_binding_type binding,
-                                   const char *binding_name, cJSON *contexts, bool allow_failure,
-                                   struct ao_throttle *throttle, char **ret_description, char **ret_key)
+                                   const char *binding_name, const char *activation, cJSON *contexts,
+                                   bool allow_failure, struct ao_throttle *throttle, char **ret_description,
+                                   char **ret_key)
 {
         struct hook_task *ht = ao_xcalloc(1, sizeof(*ht));
-        *ht = (struct hook_task){
-            .module = mod, .hook = hook, .binding = binding, .binding_name = ao_xstrdup(binding_name)};
+        *ht = (struct hook_task){.module = mod,
+                                 .hook = hook,
+                                 .binding = binding,
+                                 .binding_name = ao_xstrdup(binding_name),
+                                 .activation = ao_xstrdup(activation ? activation : "")};
         *ret_key = hook_identity(mod, hook);
         *ret_description =
             ao_xasprintf("%s:%s:%s", mod ? "ModuleHookRun" : "GlobalHookRun", binding_name, *ret_key);
@@ -270,7 +290,8 @@ static struct ao_throttle *throttle_of(struct operator_state *op, struct module 
 }
 
 void push_ordered_hook_runs(struct operator_state *op, struct ao_task *before, struct module *mod,
-                            struct ao_hook *hooks, size_t n, enum ao_binding_type type)
+                            struct ao_hook *hooks, size_t n, enum ao_binding_type type,
+                            const char *activation)
 {
         struct ordered *list = ao_xcalloc(n + 1, sizeof(*list));
         size_t count = 0;
@@ -284,8 +305,8 @@ void push_ordered_hook_runs(struct operator_state *op, struct ao_task *before, s
                 cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type, NULL));
                 _cleanup_free_ char *description = NULL, *key = NULL;
                 struct ao_task_spec spec =
-                    hook_task_spec(mod, hook, type, ao_binding_type_to_string(type), contexts, false,
-                                   throttle_of(op, mod, (size_t) (hook - hooks)), &description, &key);
+                    hook_task_spec(mod, hook, type, ao_binding_type_to_string(type), activation, contexts,
+                                   false, throttle_of(op, mod, (size_t) (hook - hooks)), &description, &key);
                 if (before)
                         ao_queue_push_before(before, &spec);
                 else

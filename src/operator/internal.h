@@ -37,6 +37,11 @@ struct ao_shutdown;
 struct ao_sandbox_profiles;
 struct operator_state;
 struct schedule_set;
+struct operator_metrics;
+struct ao_http;
+struct ao_metrics;
+struct ao_metric_ops;
+struct ao_proc_result;
 
 /* ---- modules ---------------------------------------------------------------------------------- */
 
@@ -155,6 +160,16 @@ struct hook_task {
         struct ao_hook *hook;  /* borrowed */
         enum ao_binding_type binding;
         char *binding_name; /* owned: the binding's name for logs */
+        char
+            *activation; /* owned: what caused the run ("OperatorStartup", "Schedule", ...), a metric label */
+};
+
+/* What a hook run is for: log context and metric labels. */
+struct hook_run_info {
+        const char *binding_name;
+        const char *queue;
+        const char *activation;
+        bool allow_failure;
 };
 
 enum converge_phase {
@@ -174,6 +189,7 @@ struct converge_task {
 struct module_task {
         struct module *module; /* borrowed (modules never go away while running) */
         char *release;         /* owned: TASK_MODULE_PURGE's release */
+        char *activation;      /* owned: why it runs, a metric label */
 };
 
 /* ---- the operator ----------------------------------------------------------------------------- */
@@ -201,7 +217,11 @@ struct operator_state {
 
         struct modules modules;
         struct values_store values;
-        char **enabled_modules; /* owned, NULL-terminated: enabled modules in run order */
+        char **enabled_modules;          /* owned, NULL-terminated: enabled modules in run order */
+        struct ao_metrics *metrics;      /* owned: the operator's metrics (/metrics) */
+        struct ao_metrics *hook_metrics; /* owned: metrics hooks write (/metrics/hooks) */
+        struct operator_metrics *om;     /* owned: families and timers (metrics.c) */
+        struct ao_http *http;            /* owned: the HTTP server thread */
         bool first_converge_done;
         bool converge_running;
         uint64_t converge_started_usec;
@@ -215,21 +235,24 @@ typedef void hook_call_done(struct operator_state *op, bool ok, void *userdata);
  * (borrowed), apply what it returns (values and config patches) and call
  * @done. Returns < 0 (logged, @done not called) when it cannot start.
  */
-int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hook, const char *binding_name,
-              const char *queue, const struct cJSON *contexts, hook_call_done *done, void *userdata);
+int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hook,
+              const struct hook_run_info *info, const struct cJSON *contexts, hook_call_done *done,
+              void *userdata);
 /** The handler of TASK_GLOBAL_HOOK_RUN and TASK_MODULE_HOOK_RUN. */
 void hook_task_handle(struct operator_state *op, struct ao_task *t);
 void hook_task_free(void *payload);
 /** A hook task for @binding of @hook, its context built from @contexts (taken). */
 struct ao_task_spec hook_task_spec(struct module *mod, struct ao_hook *hook, enum ao_binding_type binding,
-                                   const char *binding_name, struct cJSON *contexts, bool allow_failure,
-                                   struct ao_throttle *throttle, char **ret_description, char **ret_key);
+                                   const char *binding_name, const char *activation, struct cJSON *contexts,
+                                   bool allow_failure, struct ao_throttle *throttle, char **ret_description,
+                                   char **ret_key);
 /**
  * Queue hook runs for @type of every hook in @hooks that has it, ordered by (order, name), right
  * before @before (NULL: at the tail of main).
  */
 void push_ordered_hook_runs(struct operator_state *op, struct ao_task *before, struct module *mod,
-                            struct ao_hook *hooks, size_t n, enum ao_binding_type type);
+                            struct ao_hook *hooks, size_t n, enum ao_binding_type type,
+                            const char *activation);
 
 /* converge.c */
 void converge_queue(struct operator_state *op, const char *reason);
@@ -237,7 +260,8 @@ void converge_handle(struct operator_state *op, struct ao_task *t);
 void converge_task_free(void *payload);
 
 /* module-run.c */
-void module_run_queue(struct operator_state *op, struct module *mod, struct ao_task *after);
+void module_run_queue(struct operator_state *op, struct module *mod, struct ao_task *after,
+                      const char *activation);
 void module_task_handle(struct operator_state *op, struct ao_task *t);
 void module_task_free(void *payload);
 bool module_run_pending(struct operator_state *op, const struct module *mod);
@@ -251,6 +275,32 @@ struct ao_throttle *throttles_new(const struct ao_hook *hooks, size_t n);
 /* lifecycle.c: load modules, values and the config, queue the start-up; and tear it all down. */
 int lifecycle_start(struct operator_state *op);
 void lifecycle_done(struct operator_state *op);
+
+/* metrics.c */
+int metrics_init(struct operator_state *op);
+void metrics_done(struct operator_state *op);
+void metrics_sample_queues(struct operator_state *op);
+void metrics_hook_run(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                      const struct hook_run_info *info, const struct ao_proc_result *r, bool ok);
+void metrics_task_wait(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                       const struct hook_run_info *info, uint64_t wait_usec);
+void metrics_hook_ops(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                      const struct ao_metric_ops *ops);
+void metrics_discover_error(struct operator_state *op);
+void metrics_converge_done(struct operator_state *op, const char *reason, uint64_t usec);
+void metrics_module_run(struct operator_state *op, const struct module *mod, const char *activation,
+                        uint64_t usec, bool ok);
+void metrics_module_helm(struct operator_state *op, const struct module *mod, const char *activation,
+                         uint64_t usec);
+void metrics_module_delete_failed(struct operator_state *op, const struct module *mod);
+/** Drop every series of @module (it was deleted or purged). */
+void metrics_module_gone(struct operator_state *op, const char *module);
+void metrics_binding_count(struct operator_state *op, const struct module *mod, const struct ao_hook *hooks,
+                           size_t n);
+void metrics_config_error(struct operator_state *op);
+
+/* debug-api.c: the main-thread side of the debug socket and /status/converge (http.h). */
+int debug_api_handle(const char *path, const char *query, struct cJSON **ret_body, void *userdata);
 
 /* shared helpers */
 struct ao_queue *operator_queue(struct operator_state *op, const char *name);

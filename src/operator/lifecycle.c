@@ -14,6 +14,7 @@
 #include "ao/alloc.h"
 #include "ao/config-data.h"
 #include "ao/config-file.h"
+#include "ao/http.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
@@ -85,6 +86,7 @@ static void on_config_change(const cJSON *data, void *userdata)
                 ao_log(AO_LOG_ERROR,
                        "config file '%s' changed but is invalid, keeping the previous config: %s",
                        ao_config_file_path(op->config_file), err.msg);
+                metrics_config_error(op);
                 return;
         }
         cJSON *old = op->values.config;
@@ -101,7 +103,7 @@ static void on_config_change(const cJSON *data, void *userdata)
                         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
                                     "config changed: module '%s' section", mod->name);
                         if (mod->enabled && !module_run_pending(op, mod))
-                                module_run_queue(op, mod, NULL);
+                                module_run_queue(op, mod, NULL, "ConfigChanged");
                 }
         }
         cJSON_Delete(old);
@@ -109,7 +111,7 @@ static void on_config_change(const cJSON *data, void *userdata)
 
 static void on_config_invalid(const struct ao_error *error, void *userdata)
 {
-        (void) userdata;
+        metrics_config_error(userdata);
         ao_log(AO_LOG_ERROR, "config file changed but cannot be used, keeping the previous config: %s",
                error->msg);
 }
@@ -172,10 +174,11 @@ static void on_global_hooks_loaded(struct ao_hook *hooks, size_t n, const struct
         op->global_hooks = hooks;
         op->n_global_hooks = n;
         op->global_throttles = throttles_new(hooks, n);
+        metrics_binding_count(op, NULL, hooks, n);
         for (size_t i = 0; i < n; i++)
                 log_hook_bindings(&hooks[i]);
         ao_log(AO_LOG_INFO, "global hooks: %zu loaded", n);
-        push_ordered_hook_runs(op, NULL, NULL, hooks, n, AO_BINDING_ON_STARTUP);
+        push_ordered_hook_runs(op, NULL, NULL, hooks, n, AO_BINDING_ON_STARTUP, "OperatorStartup");
         schedules_enable(op, NULL);
         converge_queue(op, "OperatorStartup");
 }
@@ -207,6 +210,32 @@ static int setup_queues(struct operator_state *op, struct ao_error *reterr)
         return r;
 }
 
+/* /metrics and probes over TCP, the debug API over the unix socket; no socket directory is only a warning. */
+static int start_http(struct operator_state *op, struct ao_error *reterr)
+{
+        const struct ao_settings *s = op->settings;
+        struct ao_http_options options = {
+            .listen_address = s->listen_address,
+            .listen_port = s->listen_port,
+            .unix_socket = s->debug_unix_socket,
+            .metrics = op->metrics,
+            .hook_metrics = op->hook_metrics,
+            .handler = debug_api_handle,
+            .userdata = op,
+        };
+        int r = ao_http_start(op->reactor, &options, &op->http, reterr);
+        if (r == -ENOENT && s->debug_unix_socket[0]) {
+                ao_log(AO_LOG_WARN, "debug socket: %s; the debug commands will not work", reterr->msg);
+                options.unix_socket = NULL;
+                r = ao_http_start(op->reactor, &options, &op->http, reterr);
+        }
+        if (r >= 0)
+                ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"address", s->listen_address}),
+                            "http: listening on %s:%u (/metrics, /healthz, /readyz)", s->listen_address,
+                            (unsigned) ao_http_port(op->http));
+        return r;
+}
+
 static void log_modules(const struct modules *m)
 {
         for (size_t i = 0; i < m->n; i++)
@@ -233,6 +262,10 @@ int lifecycle_start(struct operator_state *op)
                 r = values_validate_config(&op->values, &op->modules, op->values.config, &err);
         if (r >= 0)
                 r = setup_queues(op, &err);
+        if (r >= 0)
+                r = metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers") : 0;
+        if (r >= 0)
+                r = start_http(op, &err);
         if (r >= 0) {
                 log_modules(&op->modules);
                 r = load_global_hooks(op, &err);
@@ -246,6 +279,8 @@ int lifecycle_start(struct operator_state *op)
 
 void lifecycle_done(struct operator_state *op)
 {
+        /* The HTTP thread asks the main thread about this state: stop it first. */
+        op->http = ao_http_stop(op->http);
         op->queues = ao_queues_free(op->queues);
         for (size_t i = 0; i < op->modules.n; i++)
                 schedules_disable(op, &op->modules.items[i]);
@@ -261,4 +296,5 @@ void lifecycle_done(struct operator_state *op)
                 free(*p);
         free(op->enabled_modules);
         free(op->state_dir);
+        metrics_done(op);
 }

@@ -15,6 +15,7 @@
 #include "ao/alloc.h"
 #include "ao/binding-context.h"
 #include "ao/log.h"
+#include "ao/reactor.h"
 #include "ao/schema.h"
 #include "ao/values.h"
 #include "internal.h"
@@ -38,6 +39,7 @@ struct module_job {
         struct ao_task *task;
         struct module *mod;
         enum step step;
+        uint64_t started_usec;
         struct ao_hook **hooks;
         size_t n_hooks, next;
         char *checksum_before_after_helm;
@@ -65,7 +67,8 @@ static struct module_job *job_new(struct operator_state *op, struct ao_task *t, 
                                   enum step first)
 {
         struct module_job *j = ao_xcalloc(1, sizeof(*j));
-        *j = (struct module_job){.op = op, .task = t, .mod = mod, .step = first};
+        *j = (struct module_job){
+            .op = op, .task = t, .mod = mod, .step = first, .started_usec = ao_clock_now_usec()};
         return j;
 }
 
@@ -79,6 +82,12 @@ static void job_free(struct module_job *j)
 static void job_finish(struct module_job *j, enum ao_task_result result)
 {
         struct ao_task *t = j->task;
+        const struct module_task *mt = ao_task_payload(t);
+        bool ok = result == AO_TASK_SUCCESS;
+        if (ao_task_type(t) == TASK_MODULE_RUN)
+                metrics_module_run(j->op, j->mod, mt->activation, ao_clock_now_usec() - j->started_usec, ok);
+        else if (!ok)
+                metrics_module_delete_failed(j->op, j->mod);
         job_free(j);
         ao_task_finish(t, result);
 }
@@ -127,8 +136,11 @@ static bool run_next_hook(struct module_job *j)
         enum ao_binding_type type = binding_of(j->step);
         cJSON *contexts = cJSON_CreateArray();
         cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type, NULL));
-        int r = hook_call(j->op, j->mod, hook, ao_binding_type_to_string(type), AO_QUEUE_MAIN, contexts,
-                          on_step_hook_done, j);
+        const struct module_task *mt = ao_task_payload(j->task);
+        struct hook_run_info info = {.binding_name = ao_binding_type_to_string(type),
+                                     .queue = AO_QUEUE_MAIN,
+                                     .activation = mt->activation};
+        int r = hook_call(j->op, j->mod, hook, &info, contexts, on_step_hook_done, j);
         cJSON_Delete(contexts);
         if (r < 0)
                 job_finish(j, AO_TASK_FAIL);
@@ -180,7 +192,7 @@ static void module_run_done(struct module_job *j)
         if (strcmp(after, j->checksum_before_after_helm) != 0 && !module_run_pending(j->op, mod)) {
                 ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
                             "module '%s': afterHelm hooks changed its values, running it again", mod->name);
-                module_run_queue(j->op, mod, j->task);
+                module_run_queue(j->op, mod, j->task, "AfterHelmValuesChanged");
         }
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s' is up to date",
                     mod->name);
@@ -194,6 +206,7 @@ static void module_deleted(struct module_job *j)
         mod->started = false;
         cJSON_Delete(mod->patches);
         mod->patches = cJSON_CreateArray();
+        metrics_module_gone(j->op, mod->name);
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s' deleted", mod->name);
         job_finish(j, AO_TASK_SUCCESS);
 }
@@ -211,15 +224,20 @@ static void job_step(struct module_job *j)
                 case STEP_BEFORE_HELM:
                         enter_step(j, STEP_HELM);
                         break;
-                case STEP_HELM:
+                case STEP_HELM: {
+                        uint64_t helm_started = ao_clock_now_usec();
+                        const struct module_task *mt = ao_task_payload(j->task);
                         if (release(j, &err) < 0) {
                                 ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}),
                                             "module '%s': %s", j->mod->name, err.msg);
                                 job_finish(j, AO_TASK_FAIL);
                                 return;
                         }
+                        metrics_module_helm(j->op, j->mod, mt->activation,
+                                            ao_clock_now_usec() - helm_started);
                         enter_step(j, STEP_AFTER_HELM);
                         break;
+                }
                 case STEP_AFTER_HELM:
                         module_run_done(j);
                         return;
@@ -253,6 +271,7 @@ static void purge(struct operator_state *op, struct ao_task *t, const char *rele
                 return;
         }
         ao_log(AO_LOG_INFO, "release '%s' purged: its module directory is gone", release_name);
+        metrics_module_gone(op, release_name);
         ao_task_finish(t, AO_TASK_SUCCESS);
 }
 
@@ -284,6 +303,7 @@ void module_task_free(void *payload)
 {
         struct module_task *mt = payload;
         free(mt->release);
+        free(mt->activation);
         free(mt);
 }
 
@@ -306,10 +326,12 @@ bool module_run_pending(struct operator_state *op, const struct module *mod)
         return ao_queue_find(operator_queue(op, AO_QUEUE_MAIN), false, is_pending_run, &m) != NULL;
 }
 
-void module_run_queue(struct operator_state *op, struct module *mod, struct ao_task *after)
+void module_run_queue(struct operator_state *op, struct module *mod, struct ao_task *after,
+                      const char *activation)
 {
         struct module_task *mt = ao_xcalloc(1, sizeof(*mt));
         mt->module = mod;
+        mt->activation = ao_xstrdup(activation);
         _cleanup_free_ char *description = ao_xasprintf("ModuleRun:%s", mod->name);
         struct ao_task_spec spec = {.type = TASK_MODULE_RUN,
                                     .description = description,

@@ -44,7 +44,7 @@ static void on_tick(struct ao_schedule_entry *e, uint64_t scheduled_usec, uint64
         struct ao_throttle *throttles = ref->mod ? ref->mod->throttles : op->global_throttles;
         _cleanup_free_ char *description = NULL, *key = NULL;
         struct ao_task_spec spec = hook_task_spec(
-            ref->mod, ref->hook, AO_BINDING_SCHEDULE, ref->binding->name, contexts,
+            ref->mod, ref->hook, AO_BINDING_SCHEDULE, ref->binding->name, "Schedule", contexts,
             ref->binding->allow_failure, throttles ? &throttles[ref->hook_index] : NULL, &description, &key);
         ao_queue_push_tail(operator_queue(op, ref->binding->queue), &spec);
 }

@@ -45,7 +45,8 @@ done_testing() {
 # Run the operator in the background with output on a pipe: op_start ENV... -- ARGS...
 # Sets OP_PID and reads lines through op_wait_for.
 op_start() {
-        local envs=()
+        # Tests run in parallel: no fixed port, no shared debug socket (a test's own settings come later and win).
+        local envs=(ADDON_OPERATOR_LISTEN_PORT=0 DEBUG_UNIX_SOCKET="${TMPDIR:-/tmp}/ao-test-$$-$RANDOM.socket")
         while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
         [ "${1:-}" = "--" ] && shift
         exec {OP_FD}< <(exec env -i PATH="$PATH" "${envs[@]}" "$AO_BINARY" "$@" 2>&1)

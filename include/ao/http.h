@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * The HTTP server: h2o (libh2o-evloop) in its own thread, so a scrape or a
+ * probe is answered even while the main loop is busy or stalled.
+ *
+ * Two listeners share one event loop in that thread:
+ *   TCP  (ADDON_OPERATOR_LISTEN_ADDRESS:PORT) /  /metrics  /metrics/hooks
+ *        /healthz  /readyz  /status/converge
+ *   unix (DEBUG_UNIX_SOCKET, mode 0600, a stale socket file replaced)
+ *        all of the above plus the debug API (values and config can hold
+ *        secrets, so they are never served over TCP)
+ *
+ * /metrics and /metrics/hooks are formatted in the HTTP thread from the
+ * thread-safe registries; /healthz always answers 200; /readyz reads a flag
+ * the main thread sets. Everything else is a request to the main thread:
+ * it goes through a mutex-protected list and a reactor wake-up source, the
+ * main thread's handler answers with a JSON document (consistent: built in
+ * one main-loop callback), and the reply travels back through h2o's
+ * multithread queue. The path's suffix picks the format: ".json", ".yaml",
+ * ".text" (text: strings raw, anything else JSON) — default JSON.
+ *
+ * Main thread API unless noted.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ao/error.h"
+
+struct cJSON;
+struct ao_metrics;
+struct ao_reactor;
+struct ao_http;
+
+/**
+ * A request for the main thread: @path without the format suffix
+ * ("/queue/list", "/module/echo-server/values"), @query the raw query string
+ * or "". Return 200 and set *ret_body (taken: a JSON document, or a string
+ * node for plain text), or an HTTP status (404, 400, 500) with *ret_body a
+ * string node holding the message (sent as text/plain plus a newline,
+ * whatever the suffix, as Go's http.Error() does).
+ */
+typedef int ao_http_main_handler(const char *path, const char *query, struct cJSON **ret_body,
+                                 void *userdata);
+
+struct ao_http_options {
+        const char *listen_address;      /* "0.0.0.0" */
+        uint16_t listen_port;            /* 0: any free port (see ao_http_port) */
+        const char *unix_socket;         /* "" or NULL: no debug socket */
+        struct ao_metrics *metrics;      /* borrowed, outlives the server */
+        struct ao_metrics *hook_metrics; /* borrowed, outlives the server; NULL: /metrics/hooks is empty */
+        ao_http_main_handler *handler; /* called in the main thread; NULL: 404 for everything it would get */
+        void *userdata;
+};
+
+/**
+ * Bind the listeners (errors name the address or socket path; a missing
+ * socket directory is an error the caller may treat as a warning: -ENOENT)
+ * and start the thread. The thread starts with every signal blocked,
+ * whatever the calling thread's mask.
+ */
+int ao_http_start(struct ao_reactor *reactor, const struct ao_http_options *options, struct ao_http **ret,
+                  struct ao_error *reterr);
+/**
+ * Stop the thread (requests still waiting for the main thread are answered
+ * 503) and release everything. Main thread, not from inside the handler.
+ * NULL is accepted; returns NULL.
+ */
+struct ao_http *ao_http_stop(struct ao_http *h);
+
+/** The TCP port actually bound. */
+uint16_t ao_http_port(const struct ao_http *h);
+/** /readyz answers 200 from now on (false: 500 again). Any thread. */
+void ao_http_set_ready(struct ao_http *h, bool ready);
+/** Requests received since start, both listeners together (for tests and metrics). Any thread. */
+uint64_t ao_http_requests(const struct ao_http *h);

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the debug socket and /status/converge show, built in the main
+ * thread in one go, so each answer is a consistent snapshot:
+ *   /queue/list, /queue/main            queues and their tasks
+ *   /global/values, /global/config      {"global": ...}
+ *   /global/patches                     stored memory patches of global hooks
+ *   /module/list                        modules, their order and state
+ *   /module/<name>/values|config        {"<key>": ...} (?global=true adds "global")
+ *   /module/<name>/patches              the module's stored memory patches
+ *   /module/resource-monitor            release monitors (none without a cluster)
+ *   /status/converge                    converge state (text; ?output=json for JSON)
+ */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "ao/alloc.h"
+#include "internal.h"
+
+static int reply_text(int status, cJSON **ret_body, const char *text)
+{
+        *ret_body = cJSON_CreateString(text);
+        return status;
+}
+
+static cJSON *queue_only(struct operator_state *op, const char *name)
+{
+        cJSON *all = ao_queues_dump(op->queues), *found = NULL;
+        const cJSON *q;
+        cJSON_ArrayForEach(q, all)
+        {
+                const cJSON *n = cJSON_GetObjectItemCaseSensitive(q, "name");
+                if (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)
+                        found = cJSON_Duplicate(q, true);
+        }
+        cJSON_Delete(all);
+        cJSON *list = cJSON_CreateArray();
+        if (found)
+                cJSON_AddItemToArray(list, found);
+        return list;
+}
+
+static cJSON *wrapped(const char *key, cJSON *section)
+{
+        cJSON *doc = cJSON_CreateObject();
+        cJSON_AddItemToObject(doc, key, section);
+        return doc;
+}
+
+static int global_route(struct operator_state *op, const char *what, cJSON **ret_body)
+{
+        struct ao_error err = {0};
+        cJSON *section = NULL;
+        int r;
+        if (strcmp(what, "values") == 0)
+                r = values_global(&op->values, &section, &err);
+        else if (strcmp(what, "config") == 0)
+                r = values_global_config(&op->values, &section, &err);
+        else if (strcmp(what, "patches") == 0) {
+                *ret_body = cJSON_Duplicate(op->values.global_patches, true);
+                return 200;
+        } else
+                return reply_text(404, ret_body, "unknown path\n");
+        if (r < 0)
+                return reply_text(500, ret_body, err.msg);
+        *ret_body = wrapped("global", section);
+        return 200;
+}
+
+static cJSON *module_list(struct operator_state *op)
+{
+        cJSON *modules = cJSON_CreateArray();
+        for (size_t i = 0; i < op->modules.n; i++) {
+                const struct module *mod = &op->modules.items[i];
+                cJSON *m = cJSON_CreateObject();
+                cJSON_AddStringToObject(m, "name", mod->name);
+                cJSON_AddNumberToObject(m, "order", mod->order);
+                cJSON_AddBoolToObject(m, "enabled", mod->enabled);
+                cJSON_AddBoolToObject(m, "started", mod->started);
+                cJSON_AddNumberToObject(m, "hooks", (double) mod->n_hooks);
+                cJSON_AddStringToObject(m, "path", mod->dir);
+                cJSON_AddItemToArray(modules, m);
+        }
+        return wrapped("modules", modules);
+}
+
+static int module_route(struct operator_state *op, const char *name, const char *what, bool with_global,
+                        cJSON **ret_body)
+{
+        struct module *mod = modules_find(&op->modules, name);
+        if (!mod)
+                return reply_text(404, ret_body, "no such module\n");
+        if (strcmp(what, "patches") == 0) {
+                *ret_body = cJSON_Duplicate(mod->patches, true);
+                return 200;
+        }
+        bool values = strcmp(what, "values") == 0;
+        if (!values && strcmp(what, "config") != 0)
+                return reply_text(404, ret_body, "unknown path\n");
+        struct ao_error err = {0};
+        cJSON *section = NULL, *global = NULL;
+        int r = values ? values_module(&op->values, &op->modules, mod, &section, &err)
+                       : values_module_config(&op->values, &op->modules, mod, &section, &err);
+        if (r >= 0 && with_global)
+                r = values ? values_global(&op->values, &global, &err)
+                           : values_global_config(&op->values, &global, &err);
+        if (r < 0) {
+                cJSON_Delete(section);
+                return reply_text(500, ret_body, err.msg);
+        }
+        cJSON *doc = wrapped(mod->values_key, section);
+        if (global)
+                cJSON_AddItemToObject(doc, "global", global);
+        *ret_body = doc;
+        return 200;
+}
+
+static size_t pending_tasks(struct operator_state *op)
+{
+        size_t n = 0;
+        for (size_t i = 0; i < ao_queues_count(op->queues); i++)
+                n += ao_queue_length(ao_queues_at(op->queues, i));
+        return n;
+}
+
+/* The Go operator's /status/converge lines and JSON keys. */
+static int converge_status(struct operator_state *op, const char *query, cJSON **ret_body)
+{
+        size_t tasks = pending_tasks(op);
+        bool startup = !op->first_converge_done;
+        bool not_started = startup && !op->converge_running;
+        if (strstr(query, "output=json")) {
+                cJSON *doc = cJSON_CreateObject();
+                cJSON_AddNumberToObject(doc, "CONVERGE_IN_PROGRESS",
+                                        !startup && op->converge_running ? (double) tasks : 0);
+                cJSON_AddBoolToObject(doc, "CONVERGE_WAIT_TASK",
+                                      !startup && !op->converge_running && tasks > 0);
+                cJSON_AddBoolToObject(doc, "STARTUP_CONVERGE_DONE", !startup);
+                cJSON_AddNumberToObject(doc, "STARTUP_CONVERGE_IN_PROGRESS",
+                                        startup && !not_started ? (double) tasks : 0);
+                cJSON_AddBoolToObject(doc, "STARTUP_CONVERGE_NOT_STARTED", not_started);
+                *ret_body = doc;
+                return 200;
+        }
+        char text[128];
+        if (not_started)
+                (void) snprintf(text, sizeof(text), "STARTUP_CONVERGE_NOT_STARTED\n");
+        else if (startup)
+                (void) snprintf(text, sizeof(text), "STARTUP_CONVERGE_IN_PROGRESS: %zu tasks\n", tasks);
+        else if (op->converge_running)
+                (void) snprintf(text, sizeof(text),
+                                "STARTUP_CONVERGE_DONE\nCONVERGE_IN_PROGRESS: %zu tasks\n", tasks);
+        else
+                (void) snprintf(text, sizeof(text), "STARTUP_CONVERGE_DONE\n%s",
+                                tasks ? "CONVERGE_WAIT_TASK\n" : "");
+        return reply_text(200, ret_body, text);
+}
+
+int debug_api_handle(const char *path, const char *query, cJSON **ret_body, void *userdata)
+{
+        struct operator_state *op = userdata;
+        if (strcmp(path, "/status/converge") == 0)
+                return converge_status(op, query, ret_body);
+        if (strcmp(path, "/queue/list") == 0) {
+                *ret_body = ao_queues_dump(op->queues);
+                return 200;
+        }
+        if (strcmp(path, "/queue/main") == 0) {
+                *ret_body = queue_only(op, AO_QUEUE_MAIN);
+                return 200;
+        }
+        if (strncmp(path, "/global/", 8) == 0)
+                return global_route(op, path + 8, ret_body);
+        if (strcmp(path, "/module/list") == 0) {
+                *ret_body = module_list(op);
+                return 200;
+        }
+        if (strcmp(path, "/module/resource-monitor") == 0) {
+                *ret_body = wrapped("monitors", cJSON_CreateArray());
+                return 200;
+        }
+        if (strncmp(path, "/module/", 8) == 0) {
+                const char *name = path + 8, *slash = strchr(name, '/');
+                if (slash && !strchr(slash + 1, '/')) {
+                        _cleanup_free_ char *module = ao_xstrndup(name, (size_t) (slash - name));
+                        return module_route(op, module, slash + 1, strstr(query, "global=true") != NULL,
+                                            ret_body);
+                }
+        }
+        return reply_text(404, ret_body, "unknown path\n");
+}

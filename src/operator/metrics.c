@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The operator's own metrics: every one the documentation lists, under its
+ * documented name and, where the Go operator's code exports another name
+ * (global_hook_errors_total for global_hook_run_errors_total, ...), under
+ * that name too, so existing dashboards and alerts keep working. Hook
+ * metrics (METRICS_PATH) go to their own registry, served on /metrics/hooks.
+ */
+#include <sys/resource.h>
+
+#include "ao/alloc.h"
+#include "ao/log.h"
+#include "ao/metric-ops.h"
+#include "ao/metrics.h"
+#include "ao/proc.h"
+#include "ao/queue.h"
+#include "ao/reactor.h"
+#include "internal.h"
+
+#define LIVE_TICK_USEC    (10 * AO_USEC_PER_SEC)
+#define QUEUE_SAMPLE_USEC (5 * AO_USEC_PER_SEC)
+
+/* A hook's series: the same labels for every family of one hook kind. */
+enum hook_family {
+        HOOK_RUN_SECONDS,
+        HOOK_USER_CPU,
+        HOOK_SYS_CPU,
+        HOOK_MAX_RSS,
+        HOOK_SUCCESS,
+        HOOK_ERRORS,
+        HOOK_ALLOWED_ERRORS,
+        HOOK_SUCCESS_PEER,
+        HOOK_ERRORS_PEER,
+        HOOK_ALLOWED_ERRORS_PEER,
+        _HOOK_FAMILY_MAX,
+};
+
+struct operator_metrics {
+        struct ao_metric_family *hook[2][_HOOK_FAMILY_MAX]; /* [global, module] */
+        struct ao_metric_family *task_wait;
+        struct ao_metric_family *queue_length;
+        struct ao_metric_family *live_ticks;
+        struct ao_metric_family *discover_errors, *discover_errors_peer;
+        struct ao_metric_family *module_run_seconds, *module_run_errors, *module_delete_errors;
+        struct ao_metric_family *module_helm_seconds;
+        struct ao_metric_family *convergence_seconds, *convergence_total;
+        struct ao_metric_family *binding_count;
+        struct ao_metric_family *config_errors;
+        struct ao_source *ticks;
+        struct ao_source *queue_sampler;
+};
+
+static const char *const global_hook_labels[] = {"hook", "binding", "activation", "queue", NULL};
+static const char *const module_hook_labels[] = {"module", "hook", "binding", "activation", "queue", NULL};
+
+static const struct {
+        const char *name; /* after "global_" or "module_" */
+        enum ao_metric_type type;
+        const char *help;
+} hook_families[_HOOK_FAMILY_MAX] = {
+    [HOOK_RUN_SECONDS] = {"hook_run_seconds", AO_METRIC_HISTOGRAM, "Hook run time"},
+    [HOOK_USER_CPU] = {"hook_run_user_cpu_seconds", AO_METRIC_HISTOGRAM, "Hook user CPU time"},
+    [HOOK_SYS_CPU] = {"hook_run_sys_cpu_seconds", AO_METRIC_HISTOGRAM, "Hook system CPU time"},
+    [HOOK_MAX_RSS] = {"hook_run_max_rss_bytes", AO_METRIC_GAUGE, "Hook maximum resident set size"},
+    [HOOK_SUCCESS] = {"hook_run_success_total", AO_METRIC_COUNTER, "Successful hook runs"},
+    [HOOK_ERRORS] = {"hook_run_errors_total", AO_METRIC_COUNTER, "Failed hook runs (allowFailure off)"},
+    [HOOK_ALLOWED_ERRORS] = {"hook_run_allowed_errors_total", AO_METRIC_COUNTER,
+                             "Failed hook runs with allowFailure"},
+    [HOOK_SUCCESS_PEER] = {"hook_success_total", AO_METRIC_COUNTER,
+                           "Successful hook runs (Go operator name)"},
+    [HOOK_ERRORS_PEER] = {"hook_errors_total", AO_METRIC_COUNTER, "Failed hook runs (Go operator name)"},
+    [HOOK_ALLOWED_ERRORS_PEER] = {"hook_allowed_errors_total", AO_METRIC_COUNTER,
+                                  "Failed hook runs with allowFailure (Go operator name)"},
+};
+
+static struct ao_metric_family *family(struct operator_state *op, const char *name, enum ao_metric_type type,
+                                       const char *help, const char *const *labels)
+{
+        bool histogram = type == AO_METRIC_HISTOGRAM;
+        return ao_metrics_family(op->metrics, name, type, help, labels,
+                                 histogram ? ao_metrics_buckets_seconds : NULL,
+                                 histogram ? ao_metrics_n_buckets_seconds : 0);
+}
+
+static void create_hook_families(struct operator_state *op, struct operator_metrics *om)
+{
+        for (int kind = 0; kind < 2; kind++)
+                for (int f = 0; f < _HOOK_FAMILY_MAX; f++) {
+                        _cleanup_free_ char *name =
+                            ao_xasprintf("%s_%s", kind ? "module" : "global", hook_families[f].name);
+                        om->hook[kind][f] = family(op, name, hook_families[f].type, hook_families[f].help,
+                                                   kind ? module_hook_labels : global_hook_labels);
+                }
+}
+
+static int on_live_tick(struct ao_source *s, uint64_t now, void *userdata)
+{
+        struct operator_state *op = userdata;
+        ao_metric_add(op->om->live_ticks, NULL, 1);
+        return ao_source_set_time(s, now + LIVE_TICK_USEC);
+}
+
+static int on_queue_sample(struct ao_source *s, uint64_t now, void *userdata)
+{
+        struct operator_state *op = userdata;
+        metrics_sample_queues(op);
+        return ao_source_set_time(s, now + QUEUE_SAMPLE_USEC);
+}
+
+void metrics_sample_queues(struct operator_state *op)
+{
+        for (size_t i = 0; op->queues && i < ao_queues_count(op->queues); i++) {
+                struct ao_queue *q = ao_queues_at(op->queues, i);
+                const char *labels[] = {ao_queue_name(q)};
+                ao_metric_set(op->om->queue_length, labels, (double) ao_queue_length(q));
+        }
+}
+
+int metrics_init(struct operator_state *op)
+{
+        static const char *const module_label[] = {"module", NULL};
+        static const char *const module_activation[] = {"module", "activation", NULL};
+        static const char *const activation[] = {"activation", NULL};
+        static const char *const module_hook[] = {"module", "hook", NULL};
+        static const char *const queue[] = {"queue", NULL};
+        static const char *const wait_labels[] = {"module", "hook", "binding", "queue", NULL};
+        op->metrics = ao_metrics_new(op->settings->metrics_prefix);
+        op->hook_metrics = ao_metrics_new("");
+        struct operator_metrics *om = op->om = ao_xcalloc(1, sizeof(*om));
+        create_hook_families(op, om);
+        om->task_wait = family(op, "task_wait_in_queue_seconds_total", AO_METRIC_COUNTER,
+                               "Seconds tasks waited in their queue", wait_labels);
+        om->queue_length = family(op, "tasks_queue_length", AO_METRIC_GAUGE, "Tasks in the queue", queue);
+        om->live_ticks = family(op, "live_ticks", AO_METRIC_COUNTER,
+                                "Increases every 10 s while the main loop runs", NULL);
+        om->discover_errors = family(op, "module_discover_errors_total", AO_METRIC_COUNTER,
+                                     "Errors while discovering modules", NULL);
+        om->discover_errors_peer = family(op, "modules_discover_errors_total", AO_METRIC_COUNTER,
+                                          "Errors while discovering modules (Go operator name)", NULL);
+        om->module_run_seconds =
+            family(op, "module_run_seconds", AO_METRIC_HISTOGRAM, "Module run time", module_activation);
+        om->module_run_errors =
+            family(op, "module_run_errors_total", AO_METRIC_COUNTER, "Failed module runs", module_label);
+        om->module_delete_errors = family(op, "module_delete_errors_total", AO_METRIC_COUNTER,
+                                          "Failed module deletions", module_label);
+        om->module_helm_seconds = family(op, "module_helm_seconds", AO_METRIC_HISTOGRAM,
+                                         "Module release step time", module_activation);
+        om->convergence_seconds = family(op, "convergence_seconds", AO_METRIC_COUNTER,
+                                         "Seconds spent reloading all modules", activation);
+        om->convergence_total =
+            family(op, "convergence_total", AO_METRIC_COUNTER, "Reloads of all modules", activation);
+        om->binding_count =
+            family(op, "binding_count", AO_METRIC_GAUGE, "Bindings of each hook", module_hook);
+        om->config_errors = family(op, "config_values_errors_total", AO_METRIC_COUNTER,
+                                   "Stored config changes refused as invalid", NULL);
+        ao_metric_add(om->live_ticks, NULL, 0);
+        ao_metric_add(om->discover_errors, NULL, 0);
+        ao_metric_add(om->discover_errors_peer, NULL, 0);
+        ao_metric_add(om->config_errors, NULL, 0);
+        int r = ao_reactor_add_time_relative(op->reactor, &om->ticks, LIVE_TICK_USEC, on_live_tick, op);
+        if (r >= 0)
+                r = ao_reactor_add_time_relative(op->reactor, &om->queue_sampler, QUEUE_SAMPLE_USEC,
+                                                 on_queue_sample, op);
+        return r;
+}
+
+void metrics_done(struct operator_state *op)
+{
+        if (op->om) {
+                op->om->ticks = ao_source_free(op->om->ticks);
+                op->om->queue_sampler = ao_source_free(op->om->queue_sampler);
+        }
+        free(op->om);
+        op->om = NULL;
+        op->metrics = ao_metrics_free(op->metrics);
+        op->hook_metrics = ao_metrics_free(op->hook_metrics);
+}
+
+static double seconds(uint64_t usec)
+{
+        return (double) usec / (double) AO_USEC_PER_SEC;
+}
+
+void metrics_hook_run(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                      const struct hook_run_info *info, const struct ao_proc_result *r, bool ok)
+{
+        struct ao_metric_family **f = op->om->hook[mod ? 1 : 0];
+        const char *global_labels[] = {hook->name, info->binding_name, info->activation, info->queue};
+        const char *module_labels[] = {mod ? mod->name : "", hook->name, info->binding_name, info->activation,
+                                       info->queue};
+        const char *const *labels = mod ? module_labels : global_labels;
+        ao_metric_observe(f[HOOK_RUN_SECONDS], labels, seconds(r->wall_usec));
+        ao_metric_observe(f[HOOK_USER_CPU], labels, seconds(r->user_usec));
+        ao_metric_observe(f[HOOK_SYS_CPU], labels, seconds(r->system_usec));
+        ao_metric_set(f[HOOK_MAX_RSS], labels, (double) r->max_rss_bytes);
+        enum hook_family documented = ok                    ? HOOK_SUCCESS
+                                      : info->allow_failure ? HOOK_ALLOWED_ERRORS
+                                                            : HOOK_ERRORS;
+        enum hook_family peer = ok                    ? HOOK_SUCCESS_PEER
+                                : info->allow_failure ? HOOK_ALLOWED_ERRORS_PEER
+                                                      : HOOK_ERRORS_PEER;
+        ao_metric_add(f[documented], labels, 1);
+        ao_metric_add(f[peer], labels, 1);
+}
+
+void metrics_task_wait(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                       const struct hook_run_info *info, uint64_t wait_usec)
+{
+        const char *labels[] = {mod ? mod->name : "", hook->name, info->binding_name, info->queue};
+        ao_metric_add(op->om->task_wait, labels, seconds(wait_usec));
+}
+
+void metrics_hook_ops(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                      const struct ao_metric_ops *ops)
+{
+        struct ao_error err = {0};
+        if (ao_metrics_apply_hook_ops(op->hook_metrics, ops, hook->name, mod ? mod->name : NULL, &err) < 0)
+                ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"hook", hook->name}),
+                            "hook '%s': metrics: %s, ignoring", hook->name, err.msg);
+}
+
+void metrics_discover_error(struct operator_state *op)
+{
+        ao_metric_add(op->om->discover_errors, NULL, 1);
+        ao_metric_add(op->om->discover_errors_peer, NULL, 1);
+}
+
+void metrics_converge_done(struct operator_state *op, const char *reason, uint64_t usec)
+{
+        const char *labels[] = {reason};
+        ao_metric_add(op->om->convergence_seconds, labels, seconds(usec));
+        ao_metric_add(op->om->convergence_total, labels, 1);
+        metrics_sample_queues(op);
+}
+
+void metrics_module_run(struct operator_state *op, const struct module *mod, const char *activation,
+                        uint64_t usec, bool ok)
+{
+        const char *with_activation[] = {mod->name, activation};
+        const char *module_only[] = {mod->name};
+        if (ok)
+                ao_metric_observe(op->om->module_run_seconds, with_activation, seconds(usec));
+        else
+                ao_metric_add(op->om->module_run_errors, module_only, 1);
+}
+
+void metrics_module_helm(struct operator_state *op, const struct module *mod, const char *activation,
+                         uint64_t usec)
+{
+        const char *labels[] = {mod->name, activation};
+        ao_metric_observe(op->om->module_helm_seconds, labels, seconds(usec));
+}
+
+void metrics_module_delete_failed(struct operator_state *op, const struct module *mod)
+{
+        const char *labels[] = {mod->name};
+        ao_metric_add(op->om->module_delete_errors, labels, 1);
+}
+
+void metrics_module_gone(struct operator_state *op, const char *module)
+{
+        (void) ao_metrics_remove_series(op->metrics, "module", module);
+        (void) ao_metrics_remove_series(op->hook_metrics, "module", module);
+}
+
+void metrics_binding_count(struct operator_state *op, const struct module *mod, const struct ao_hook *hooks,
+                           size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                size_t count = hooks[i].config.n_schedules + hooks[i].config.n_kubernetes;
+                for (int t = 0; t < AO_BINDING_ORDERED_MAX; t++)
+                        count += hooks[i].config.has_order[t];
+                const char *labels[] = {mod ? mod->name : "", hooks[i].name};
+                ao_metric_set(op->om->binding_count, labels, (double) count);
+        }
+}
+
+void metrics_config_error(struct operator_state *op)
+{
+        ao_metric_add(op->om->config_errors, NULL, 1);
+}
