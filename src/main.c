@@ -128,6 +128,10 @@ int main(int argc, char **argv)
         } else if (cli.version) {
                 code = cmd_version(&cli);
         } else if (!command && ao_debug_is_command(cli.command)) {
+                /* A client, not the operator: Ctrl-C must end `queue list -w`. */
+                sigset_t none;
+                sigemptyset(&none);
+                (void) sigprocmask(SIG_SETMASK, &none, NULL);
                 code = ao_debug_main(&cli);
         } else if (!command) {
                 fprintf(stderr, "addon-operator: unknown command '%s'\n", cli.command[0]);

@@ -19,7 +19,8 @@
  * main thread's handler answers with a JSON document (consistent: built in
  * one main-loop callback), and the reply travels back through h2o's
  * multithread queue. The path's suffix picks the format: ".json", ".yaml",
- * ".text" (text: strings raw, anything else JSON) — default JSON.
+ * ".text" (text: strings raw, anything else JSON); without a suffix a string answer is text
+ * and anything else JSON.
  *
  * Main thread API unless noted.
  */

@@ -72,6 +72,13 @@ void ao_metric_set(struct ao_metric_family *f, const char *const *label_values, 
 /** Histogram: one observation of @value. */
 void ao_metric_observe(struct ao_metric_family *f, const char *const *label_values, double value);
 
+/**
+ * Print families without series too (HELP and TYPE lines only): the operator's registry does, so
+ * every metric it can export is visible from the start; hook metrics do not. Main thread, before
+ * the first scrape.
+ */
+void ao_metrics_set_show_empty(struct ao_metrics *m, bool show);
+
 /** Current value of a counter or gauge series (0 when absent); for tests. */
 double ao_metric_value(struct ao_metric_family *f, const char *const *label_values);
 

@@ -120,9 +120,11 @@ struct ao_cli {
         char **
             command; /* positional words: "start" (default), "version", "queue", "list", ... NULL-terminated */
         bool help;   /* --help / -h */
-        bool version;     /* --version */
-        char *output;     /* debug commands: -o text|yaml|json; NULL when not given */
-        bool with_global; /* debug commands: -g/--global (module values with the global section) */
+        bool version;          /* --version */
+        char *output;          /* debug commands: -o text|yaml|json; NULL when not given */
+        bool with_global;      /* debug commands: -g/--global (module values with the global section) */
+        bool watch;            /* debug commands: -w/--watch, redraw until interrupted */
+        double watch_interval; /* --interval/-t seconds between redraws; 0 when not given */
         struct ao_settings_notice *notices;
         size_t n_notices;
         struct ao_cli_origin *_origins; /* private: where each setting came from; owned */

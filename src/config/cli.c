@@ -111,13 +111,44 @@ static int take_output(struct ao_cli *cli, int argc, char *const *argv, int *i, 
         else if (*i + 1 < argc && argv[*i + 1])
                 value = argv[++*i];
         else
-                return ao_error_set(reterr, -EINVAL, "flag %s needs a value: text, yaml or json", arg);
-        if (strcmp(value, "text") != 0 && strcmp(value, "yaml") != 0 && strcmp(value, "json") != 0)
-                return ao_error_set(reterr, -EINVAL, "flag %s: '%s' is not one of text, yaml, json", arg,
-                                    value);
+                return ao_error_set(reterr, -EINVAL, "flag -o needs a value: text, yaml or json");
+        if (strcmp(value, "text") != 0 && strcmp(value, "yaml") != 0 && strcmp(value, "json") != 0) {
+                /* Values come from anywhere: escaped, so the message stays one line. */
+                char q[128];
+                return ao_error_set(reterr, -EINVAL, "flag -o: '%s' is not one of text, yaml, json",
+                                    ao_config_escape(value, q, sizeof(q)));
+        }
         free(cli->output);
         cli->output = strdup(value);
         return cli->output ? 0 : -ENOMEM;
+}
+
+/* "queue list -w --interval S" (also "-t S" and "--watchInterval S", the Go operator's spellings). */
+static bool is_interval_flag(const char *arg)
+{
+        return strcmp(arg, "-t") == 0 || strcmp(arg, "--interval") == 0 ||
+               strcmp(arg, "--watchInterval") == 0 || strncmp(arg, "--interval=", 11) == 0;
+}
+
+static int take_interval(struct ao_cli *cli, int argc, char *const *argv, int *i, struct ao_error *reterr)
+{
+        const char *arg = argv[*i], *value;
+        if (strncmp(arg, "--interval=", 11) == 0)
+                value = arg + 11;
+        else if (*i + 1 < argc && argv[*i + 1])
+                value = argv[++*i];
+        else
+                return ao_error_set(reterr, -EINVAL, "flag --interval needs a value in seconds");
+        char *end = NULL;
+        double seconds = strtod(value, &end);
+        if (end == value || *end != '\0' || !(seconds >= 0.1 && seconds <= 3600)) {
+                char q[128];
+                return ao_error_set(reterr, -EINVAL,
+                                    "flag --interval: '%s' is not a number of seconds from 0.1 to 3600",
+                                    ao_config_escape(value, q, sizeof(q)));
+        }
+        cli->watch_interval = seconds;
+        return 0;
 }
 
 static int scan_argv(struct argv_scan *scan, struct ao_cli *cli, int argc, char *const *argv,
@@ -147,6 +178,11 @@ static int scan_argv(struct argv_scan *scan, struct ao_cli *cli, int argc, char 
                 } else if (strcmp(arg, "-g") == 0 || strcmp(arg, "--global") == 0) {
                         cli->with_global = true;
                         r = 0;
+                } else if (strcmp(arg, "-w") == 0 || strcmp(arg, "--watch") == 0) {
+                        cli->watch = true;
+                        r = 0;
+                } else if (is_interval_flag(arg)) {
+                        r = take_interval(cli, argc, argv, &i, reterr);
                 } else if (arg[1] != '-')
                         r = unknown_flag(arg, strlen(arg), reterr);
                 else

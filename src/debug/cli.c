@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <string.h>
+#include <time.h>
 
 #include "ao/alloc.h"
 #include "ao/settings.h"
@@ -172,6 +173,27 @@ static int print_document(const struct debug_command *c, enum format format, con
         return fflush(stdout) == 0 ? 0 : 1;
 }
 
+static int fetch_and_print(const struct ao_cli *cli, const struct debug_command *c, const char *path,
+                           const char *request);
+
+/* Like watch(1): clear the screen, print, wait, until interrupted (SIGINT ends the process). */
+static int watch(const struct ao_cli *cli, const struct debug_command *c, const char *path,
+                 const char *request)
+{
+        double interval = cli->watch_interval > 0 ? cli->watch_interval : 2.0;
+        struct timespec pause = {.tv_sec = (time_t) interval,
+                                 .tv_nsec = (long) ((interval - (double) (time_t) interval) * 1e9)};
+        for (;;) {
+                printf("\033[H\033[2J");
+                printf("Every %.1fs: addon-operator %s %s\n\n", interval, c->group, c->verb);
+                int code = fetch_and_print(cli, c, path, request);
+                if (code != 0)
+                        return code;
+                (void) fflush(stdout);
+                (void) nanosleep(&pause, NULL);
+        }
+}
+
 static enum format format_of(const struct ao_cli *cli, enum format fallback)
 {
         if (!cli->output)
@@ -200,6 +222,15 @@ int ao_debug_main(const struct ao_cli *cli)
             c->takes_module ? ao_xasprintf("/module/%s/%s", w[2], c->verb) : ao_xstrdup(c->path);
         _cleanup_free_ char *request =
             ao_xasprintf("%s.json%s", path, c->takes_module && cli->with_global ? "?global=true" : "");
+        if (cli->watch)
+                return watch(cli, c, path, request);
+        return fetch_and_print(cli, c, path, request);
+}
+
+/* One request, printed; the exit code. */
+static int fetch_and_print(const struct ao_cli *cli, const struct debug_command *c, const char *path,
+                           const char *request)
+{
         struct ao_strbuf body = {0};
         const char *socket_path = cli->settings.debug_unix_socket;
         long status = get(socket_path, request, &body);

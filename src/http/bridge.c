@@ -66,6 +66,7 @@ static const char *const content_types[_AO_HTTP_FORMAT_MAX] = {
     [AO_HTTP_FORMAT_JSON] = "application/json",
     [AO_HTTP_FORMAT_YAML] = "application/yaml",
     [AO_HTTP_FORMAT_TEXT] = "text/plain; charset=utf-8",
+    [AO_HTTP_FORMAT_DEFAULT] = "application/json",
 };
 
 static const char text_plain[] = "text/plain; charset=utf-8";
@@ -108,7 +109,7 @@ enum ao_http_format ao_http_format_from_path(const char *path, size_t *len)
                         return suffixes[i].format;
                 }
         }
-        return AO_HTTP_FORMAT_JSON;
+        return AO_HTTP_FORMAT_DEFAULT;
 }
 
 /* --- main thread ----------------------------------------------------------- */
@@ -231,8 +232,11 @@ static char *format_body(const cJSON *body, enum ao_http_format format, const ch
         case AO_HTTP_FORMAT_YAML:
                 return ao_yaml_emit(body);
         case AO_HTTP_FORMAT_TEXT:
-                if (cJSON_IsString(body))
+        case AO_HTTP_FORMAT_DEFAULT:
+                if (cJSON_IsString(body)) {
+                        *ret_content_type = content_types[AO_HTTP_FORMAT_TEXT];
                         return ao_xstrdup(body->valuestring);
+                }
                 break;
         default:
                 break;

@@ -33,9 +33,10 @@ struct ao_http_call;
 
 /* How the main thread's answer is written: the path's suffix. */
 enum ao_http_format {
-        AO_HTTP_FORMAT_JSON, /* ".json" or no suffix */
-        AO_HTTP_FORMAT_YAML, /* ".yaml" */
-        AO_HTTP_FORMAT_TEXT, /* ".text" */
+        AO_HTTP_FORMAT_JSON,    /* ".json" */
+        AO_HTTP_FORMAT_YAML,    /* ".yaml" */
+        AO_HTTP_FORMAT_TEXT,    /* ".text" */
+        AO_HTTP_FORMAT_DEFAULT, /* no suffix: a string answer as text (/status/converge), anything else JSON */
         _AO_HTTP_FORMAT_MAX,
         _AO_HTTP_FORMAT_INVALID = -EINVAL,
 };

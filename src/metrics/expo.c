@@ -223,12 +223,15 @@ static void append_bucket(struct ao_strbuf *sb, const char *name, const char *la
         ao_strbuf_append_c(sb, '\n');
 }
 
-/* One family; the caller holds f->lock. Families without series are left out, as the Go client does. */
-static void append_family(struct ao_strbuf *sb, struct ao_metric_family *f)
+/*
+ * One family; the caller holds f->lock. Families without series are left out, as the Go client
+ * does, unless the registry shows them (their HELP and TYPE say the metric exists, no data yet).
+ */
+static void append_family(struct ao_strbuf *sb, struct ao_metric_family *f, bool show_empty)
 {
         struct ao_metric_series *const *series;
 
-        if (f->n_series == 0)
+        if (f->n_series == 0 && !show_empty)
                 return;
         series = ao_metric_family_sorted(f);
         ao_strbuf_appendf(sb, "# HELP %s ", f->name);
@@ -261,7 +264,7 @@ char *ao_metrics_format(struct ao_metrics *m)
         families = ao_metrics_families_snapshot(m, &n_families);
         for (size_t i = 0; i < n_families; i++) {
                 pthread_mutex_lock(&families[i]->lock);
-                append_family(&sb, families[i]);
+                append_family(&sb, families[i], __atomic_load_n(&m->show_empty, __ATOMIC_RELAXED));
                 pthread_mutex_unlock(&families[i]->lock);
         }
         free(families);

@@ -83,7 +83,8 @@ struct ao_metric_group {
 };
 
 struct ao_metrics {
-        char *prefix; /* owned */
+        char *prefix;    /* owned */
+        bool show_empty; /* print HELP and TYPE of families without series (ao_metrics_set_show_empty) */
 
         pthread_mutex_t lock;               /* guards families and n_families */
         struct ao_metric_family **families; /* owned, sorted by name */

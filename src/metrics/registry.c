@@ -491,3 +491,8 @@ size_t ao_metrics_count_series(struct ao_metrics *m)
         free(families);
         return n;
 }
+
+void ao_metrics_set_show_empty(struct ao_metrics *m, bool show)
+{
+        __atomic_store_n(&m->show_empty, show, __ATOMIC_RELAXED);
+}

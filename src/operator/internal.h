@@ -225,6 +225,8 @@ struct operator_state {
         bool first_converge_done;
         bool converge_running;
         uint64_t converge_started_usec;
+        size_t converge_tasks_done;      /* tasks finished since the start-up converge began */
+        uint64_t converge_progress_usec; /* when the last progress line was logged */
         unsigned converges;
 };
 

@@ -197,10 +197,28 @@ static int load_global_hooks(struct operator_state *op, struct ao_error *reterr)
         return ao_hooks_load(op->runner, &req, on_global_hooks_loaded, op, reterr);
 }
 
+/* During the start-up converge, say how far it got, at most once a second: "converge: 12/40 tasks". */
+static void on_task_removed(struct ao_task *t, void *userdata)
+{
+        (void) t;
+        struct operator_state *op = userdata;
+        if (op->first_converge_done || !op->converge_running)
+                return;
+        op->converge_tasks_done++;
+        uint64_t now = ao_clock_now_usec();
+        if (now - op->converge_progress_usec < AO_USEC_PER_SEC)
+                return;
+        op->converge_progress_usec = now;
+        size_t waiting = ao_queue_length(operator_queue(op, AO_QUEUE_MAIN));
+        ao_log(AO_LOG_INFO, "converge: %zu/%zu tasks", op->converge_tasks_done,
+               op->converge_tasks_done + waiting);
+}
+
 static int setup_queues(struct operator_state *op, struct ao_error *reterr)
 {
         struct ao_queues_options options = {
             .handler = handle_task,
+            .on_task_removed = on_task_removed,
             .userdata = op,
             .backoff_scale = op->settings->retry_delay_scale,
         };

@@ -93,6 +93,27 @@ static void create_hook_families(struct operator_state *op, struct operator_metr
                 }
 }
 
+/*
+ * Families the Kubernetes client and the helm step fill. Registered now so that dashboards and
+ * alerts find them; without a cluster they have no series.
+ */
+static void create_kube_and_helm_families(struct operator_state *op)
+{
+        static const char *const kube_labels[] = {"module", "hook", "binding", "queue", "kind", NULL};
+        static const char *const helm_labels[] = {"module", "activation", "operation", NULL};
+        (void) ao_metrics_family(op->metrics, "kube_event_duration_seconds", AO_METRIC_HISTOGRAM,
+                                 "Time to handle a Kubernetes watch event", kube_labels,
+                                 ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
+        (void) ao_metrics_family(op->metrics, "kube_jq_filter_duration_seconds", AO_METRIC_HISTOGRAM,
+                                 "Time spent in jqFilter programs", kube_labels, ao_metrics_buckets_seconds,
+                                 ao_metrics_n_buckets_seconds);
+        (void) ao_metrics_family(op->metrics, "kube_snapshot_objects", AO_METRIC_GAUGE,
+                                 "Objects kept for a kubernetes binding", kube_labels, NULL, 0);
+        (void) ao_metrics_family(op->metrics, "helm_operation_seconds", AO_METRIC_HISTOGRAM,
+                                 "Time of helm operations", helm_labels, ao_metrics_buckets_seconds,
+                                 ao_metrics_n_buckets_seconds);
+}
+
 static int on_live_tick(struct ao_source *s, uint64_t now, void *userdata)
 {
         struct operator_state *op = userdata;
@@ -125,6 +146,8 @@ int metrics_init(struct operator_state *op)
         static const char *const queue[] = {"queue", NULL};
         static const char *const wait_labels[] = {"module", "hook", "binding", "queue", NULL};
         op->metrics = ao_metrics_new(op->settings->metrics_prefix);
+        /* Every metric the operator exports is listed from the start, those without data yet too. */
+        ao_metrics_set_show_empty(op->metrics, true);
         op->hook_metrics = ao_metrics_new("");
         struct operator_metrics *om = op->om = ao_xcalloc(1, sizeof(*om));
         create_hook_families(op, om);
@@ -153,6 +176,7 @@ int metrics_init(struct operator_state *op)
             family(op, "binding_count", AO_METRIC_GAUGE, "Bindings of each hook", module_hook);
         om->config_errors = family(op, "config_values_errors_total", AO_METRIC_COUNTER,
                                    "Stored config changes refused as invalid", NULL);
+        create_kube_and_helm_families(op);
         ao_metric_add(om->live_ticks, NULL, 0);
         ao_metric_add(om->discover_errors, NULL, 0);
         ao_metric_add(om->discover_errors_peer, NULL, 0);

@@ -638,9 +638,27 @@ static void test_many_series(void)
         ao_metrics_free(m);
 }
 
+/* A registry that shows empty families prints their HELP and TYPE; one that does not prints nothing. */
+static void test_show_empty(void)
+{
+        static const char *const labels[] = {"module", NULL};
+        struct ao_metrics *m = ao_metrics_new("p_");
+        (void) ao_metrics_family(m, "waiting", AO_METRIC_GAUGE, "Not filled yet", labels, NULL, 0);
+        char *text = ao_metrics_format(m);
+        tap_is_str(text, "", "show empty: off by default, nothing printed");
+        free(text);
+        ao_metrics_set_show_empty(m, true);
+        text = ao_metrics_format(m);
+        tap_is_str(text, "# HELP p_waiting Not filled yet\n# TYPE p_waiting gauge\n",
+                   "show empty: HELP and TYPE of a family without series");
+        free(text);
+        ao_metrics_free(m);
+}
+
 int main(void)
 {
         test_numbers();
+        test_show_empty();
         test_exposition();
         test_remove_series();
         test_documentation_example();
