@@ -127,16 +127,23 @@ static void call_run(struct ao_http *h, struct ao_http_call *c)
         c->body = body;
 }
 
-static int on_wakeup(struct ao_source *s, void *userdata)
+/* Take every waiting call off the list at once (and refuse new ones when @close). */
+static struct ao_http_call *take_pending(struct ao_http *h, bool close)
 {
-        struct ao_http *h = userdata;
-        struct ao_http_call *list;
-
         pthread_mutex_lock(&h->lock);
-        list = h->pending;
+        if (close)
+                h->closed = true;
+        struct ao_http_call *list = h->pending;
         h->pending = NULL;
         h->pending_tail = &h->pending;
         pthread_mutex_unlock(&h->lock);
+        return list;
+}
+
+static int on_wakeup(struct ao_source *s, void *userdata)
+{
+        struct ao_http *h = userdata;
+        struct ao_http_call *list = take_pending(h, false);
 
         while (list) {
                 struct ao_http_call *c = list;
@@ -291,14 +298,7 @@ void ao_http_bridge_deliver(struct ao_http *h, h2o_multithread_message_t *messag
 
 void ao_http_bridge_close(struct ao_http *h)
 {
-        struct ao_http_call *list;
-
-        pthread_mutex_lock(&h->lock);
-        h->closed = true;
-        list = h->pending;
-        h->pending = NULL;
-        h->pending_tail = &h->pending;
-        pthread_mutex_unlock(&h->lock);
+        struct ao_http_call *list = take_pending(h, true);
 
         while (list) {
                 struct ao_http_call *c = list;
