@@ -23,6 +23,13 @@
 
 extern char **environ;
 
+/* Every file the protocol may create in a run directory (removed by name after the run). */
+static const char *const run_files[] = {
+    INPUT_BINDING_CONTEXT,      INPUT_VALUES,   INPUT_CONFIG_VALUES,     OUTPUT_VALUES_PATCH,
+    OUTPUT_CONFIG_VALUES_PATCH, OUTPUT_METRICS, OUTPUT_KUBERNETES_PATCH, OUTPUT_ENABLED_RESULT,
+    OUTPUT_ENABLED_REASON,      OUTPUT_CONFIG,
+};
+
 /* Variables the operator sets for every run; copies from its own environment are dropped. */
 static const char *const protocol_variables[] = {
     "BINDING_CONTEXT_PATH",          "VALUES_PATH",  "CONFIG_VALUES_PATH",    "VALUES_JSON_PATCH_PATH",
@@ -99,7 +106,7 @@ static void run_free(struct hook_run *run)
                 run->next->prev = run->prev;
         runner->n_active--;
         if (run->dir)
-                workspace_remove_run_dir(&runner->workspace, run->dir);
+                workspace_remove_run_dir(&runner->workspace, run->dir, run_files, AO_ARRAY_SIZE(run_files));
         outputs_done(&run->outcome);
         free(run->hook_name);
         free(run->module);

@@ -28,10 +28,10 @@ void workspace_close(struct workspace *w);
 /** A new run directory (0700, given to the profile's uid/gid when it drops privileges); malloc'd path. */
 int workspace_new_run_dir(struct workspace *w, const char *hook_name,
                           const struct ao_sandbox_profile *profile, char **ret_path, struct ao_error *reterr);
-/** Remove a run directory and everything the hook left in it (unless keep). */
-void workspace_remove_run_dir(struct workspace *w, const char *path);
+/** Remove a run directory: the files named in @names, then anything else the hook left (unless keep). */
+void workspace_remove_run_dir(struct workspace *w, const char *path, const char *const *names, size_t n);
 
-/** Write @len bytes to @dir/@name (created 0644, or 0666 when empty: an output the hook fills). */
+/** Write @len bytes to @dir/@name (created 0644; given to the profile's uid/gid when it sets one). */
 int workspace_write(const char *dir, const char *name, const char *data, size_t len,
                     const struct ao_sandbox_profile *profile, struct ao_error *reterr);
 
