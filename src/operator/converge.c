@@ -274,7 +274,7 @@ static void discovery_finish(struct discovery *d)
                         push_module_task(t, TASK_MODULE_DELETE, &m->items[i], NULL, reason);
         for (size_t i = 0; i < m->n; i++)
                 m->items[i].enabled = d->enabled[i];
-        char **releases = helm_local_list(op);
+        char **releases = op->releases->list(op);
         for (char **r = releases; r && *r; r++) {
                 if (!modules_find(m, *r))
                         push_module_task(t, TASK_MODULE_PURGE, NULL, *r, reason);

@@ -50,8 +50,8 @@ static int write_file_atomically(const char *dir, const char *name, const char *
         return 0;
 }
 
-int helm_local_upgrade(const struct operator_state *op, const struct module *mod, const cJSON *values,
-                       struct ao_error *reterr)
+static int helm_local_upgrade(const struct operator_state *op, const struct module *mod, const cJSON *values,
+                              struct ao_error *reterr)
 {
         _cleanup_free_ char *releases = ao_xasprintf("%s/releases", op->state_dir);
         _cleanup_free_ char *dir = release_dir(op, mod->name);
@@ -70,7 +70,7 @@ int helm_local_upgrade(const struct operator_state *op, const struct module *mod
         return 0;
 }
 
-int helm_local_delete(const struct operator_state *op, const char *release, struct ao_error *reterr)
+static int helm_local_delete(const struct operator_state *op, const char *release, struct ao_error *reterr)
 {
         _cleanup_free_ char *dir = release_dir(op, release);
         _cleanup_free_ char *values = ao_xasprintf("%s/values.yaml", dir);
@@ -81,7 +81,7 @@ int helm_local_delete(const struct operator_state *op, const char *release, stru
         return 0;
 }
 
-bool helm_local_has_release(const struct operator_state *op, const char *release)
+static bool helm_local_has_release(const struct operator_state *op, const char *release)
 {
         _cleanup_free_ char *dir = release_dir(op, release);
         struct stat st;
@@ -93,7 +93,7 @@ static int compare_strings(const void *a, const void *b)
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-char **helm_local_list(const struct operator_state *op)
+static char **helm_local_list(const struct operator_state *op)
 {
         _cleanup_free_ char *releases = ao_xasprintf("%s/releases", op->state_dir);
         char **names = ao_xcalloc(1, sizeof(char *));
@@ -112,3 +112,11 @@ char **helm_local_list(const struct operator_state *op)
         qsort(names, n, sizeof(char *), compare_strings);
         return names;
 }
+
+const struct release_ops helm_local_ops = {
+    .name = "local",
+    .upgrade = helm_local_upgrade,
+    .remove = helm_local_delete,
+    .exists = helm_local_has_release,
+    .list = helm_local_list,
+};

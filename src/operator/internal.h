@@ -134,13 +134,23 @@ int values_validate_config(const struct values_store *vs, const struct modules *
 
 /* ---- the release step ------------------------------------------------------------------------- */
 
-/** Where releases live without a cluster: <state dir>/releases/<module>/values.yaml. */
-int helm_local_upgrade(const struct operator_state *op, const struct module *mod, const struct cJSON *values,
+/*
+ * How releases are made: the lifecycle only calls through this table. Without a cluster it is
+ * the local step (helm-local.c: <state dir>/releases/<module>/values.yaml); the real helm client
+ * plugs in here.
+ */
+struct release_ops {
+        const char *name; /* "local", ... for logs */
+        /* Install or upgrade @mod's release with @values (the document helm gets). */
+        int (*upgrade)(const struct operator_state *op, const struct module *mod, const struct cJSON *values,
                        struct ao_error *reterr);
-int helm_local_delete(const struct operator_state *op, const char *release, struct ao_error *reterr);
-bool helm_local_has_release(const struct operator_state *op, const char *release);
-/** Release names (malloc'd, NULL-terminated, sorted); NULL on error. */
-char **helm_local_list(const struct operator_state *op);
+        int (*remove)(const struct operator_state *op, const char *release, struct ao_error *reterr);
+        bool (*exists)(const struct operator_state *op, const char *release);
+        /* Release names (malloc'd, NULL-terminated, sorted); NULL on error. */
+        char **(*list)(const struct operator_state *op);
+};
+
+extern const struct release_ops helm_local_ops;
 
 /* ---- tasks ------------------------------------------------------------------------------------ */
 
@@ -206,7 +216,8 @@ struct operator_state {
         struct ao_queues *queues;
         struct ao_schedule *schedule;
         struct ao_config_file *config_file;
-        char *state_dir; /* owned */
+        char *state_dir;                    /* owned */
+        const struct release_ops *releases; /* how releases are made (helm_local_ops without a cluster) */
         struct ao_source *log_wakeup;
         struct ao_source *log_writable;
 

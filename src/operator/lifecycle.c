@@ -268,6 +268,7 @@ int lifecycle_start(struct operator_state *op)
         const struct ao_settings *s = op->settings;
         struct ao_error err = {0};
         op->state_dir = s->state_dir[0] ? ao_xstrdup(s->state_dir) : ao_xasprintf("%s/state", s->tmp_dir);
+        op->releases = &helm_local_ops;
         if (s->kube_config[0] || getenv("KUBERNETES_SERVICE_HOST"))
                 ao_log(AO_LOG_WARN, "a cluster is configured, but this build has no Kubernetes client yet: "
                                     "running in local mode");

@@ -163,7 +163,7 @@ static int release(struct module_job *j, struct ao_error *reterr)
         }
         if (r >= 0) {
                 cJSON *doc = ao_values_document(global, j->mod->values_key, section, NULL);
-                r = helm_local_upgrade(op, j->mod, doc, reterr);
+                r = op->releases->upgrade(op, j->mod, doc, reterr);
                 cJSON_Delete(doc);
         }
         cJSON_Delete(global);
@@ -245,7 +245,7 @@ static void job_step(struct module_job *j)
                         enter_step(j, STEP_DELETE_HELM);
                         break;
                 case STEP_DELETE_HELM:
-                        if (helm_local_delete(j->op, j->mod->name, &err) < 0) {
+                        if (j->op->releases->remove(j->op, j->mod->name, &err) < 0) {
                                 ao_log(AO_LOG_ERROR, "module '%s': %s", j->mod->name, err.msg);
                                 job_finish(j, AO_TASK_FAIL);
                                 return;
@@ -265,7 +265,7 @@ static void job_step(struct module_job *j)
 static void purge(struct operator_state *op, struct ao_task *t, const char *release_name)
 {
         struct ao_error err = {0};
-        if (helm_local_delete(op, release_name, &err) < 0) {
+        if (op->releases->remove(op, release_name, &err) < 0) {
                 ao_log(AO_LOG_ERROR, "purge of release '%s': %s", release_name, err.msg);
                 ao_task_finish(t, AO_TASK_FAIL);
                 return;
@@ -286,7 +286,7 @@ void module_task_handle(struct operator_state *op, struct ao_task *t)
                 return;
         }
         case TASK_MODULE_DELETE: {
-                bool has_release = helm_local_has_release(op, mt->module->name);
+                bool has_release = op->releases->exists(op, mt->module->name);
                 struct module_job *j = job_new(op, t, mt->module, STEP_BEFORE_DELETE_HELM);
                 /* beforeDeleteHelm runs only when there is a release to delete. */
                 enter_step(j, has_release ? STEP_BEFORE_DELETE_HELM : STEP_DELETE_HELM);
