@@ -233,6 +233,7 @@ struct operator_state {
         struct ao_metrics *hook_metrics; /* owned: metrics hooks write (/metrics/hooks) */
         struct operator_metrics *om;     /* owned: families and timers (metrics.c) */
         struct ao_http *http;            /* owned: the HTTP server thread */
+        struct ao_source *sighup;        /* owned: SIGHUP reloads all modules */
         bool first_converge_done;
         bool converge_running;
         uint64_t converge_started_usec;

@@ -8,7 +8,9 @@
  * Config file edits are classified as the documentation's step 16 says.
  */
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/signalfd.h>
 #include <string.h>
 
 #include "ao/alloc.h"
@@ -214,6 +216,16 @@ static void on_task_removed(struct ao_task *t, void *userdata)
                op->converge_tasks_done + waiting);
 }
 
+/* SIGHUP: reload all modules, as after a global values change (the signal daemons use for "reload"). */
+static int on_sighup(struct ao_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+        (void) s, (void) si;
+        struct operator_state *op = userdata;
+        ao_log(AO_LOG_INFO, "SIGHUP received: reloading all modules");
+        converge_queue(op, "ReloadSignal");
+        return 0;
+}
+
 static int setup_queues(struct operator_state *op, struct ao_error *reterr)
 {
         struct ao_queues_options options = {
@@ -225,6 +237,8 @@ static int setup_queues(struct operator_state *op, struct ao_error *reterr)
         int r = ao_queues_new(op->reactor, &options, &op->queues, reterr);
         if (r >= 0)
                 r = ao_schedule_new(op->reactor, &op->schedule, reterr);
+        if (r >= 0 && (r = ao_reactor_add_signal(op->reactor, &op->sighup, SIGHUP, on_sighup, op)) < 0)
+                ao_error_set(reterr, r, "cannot watch SIGHUP: %s", strerror(-r));
         return r;
 }
 
@@ -300,6 +314,7 @@ void lifecycle_done(struct operator_state *op)
 {
         /* The HTTP thread asks the main thread about this state: stop it first. */
         op->http = ao_http_stop(op->http);
+        op->sighup = ao_source_free(op->sighup);
         op->queues = ao_queues_free(op->queues);
         for (size_t i = 0; i < op->modules.n; i++)
                 schedules_disable(op, &op->modules.items[i]);

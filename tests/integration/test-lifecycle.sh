@@ -157,6 +157,13 @@ other beforeDeleteHelm
 other afterDeleteHelm
 g-after afterAll" "disable: the disabled module is deleted between the runs and afterAll"
 ok "$([ ! -e "$work/tmp/state/releases/other" ]; echo $?)" "disable: the release is gone"
+
+# ---- SIGHUP reloads all modules ------------------------------------------------------------------
+: >"$record"
+kill -HUP "$OP_PID"
+op_wait_for '"msg":"converge done in [0-9]+ ms \(ReloadSignal\)'
+ok $? "SIGHUP: a converge runs"
+is "$(head -1 "$record")" "g-before beforeAll" "SIGHUP: it starts with beforeAll, as any reload of all modules"
 stop
 is "$OP_CODE" 0 "a clean stop"
 
