@@ -40,6 +40,7 @@
 #include "ao/alloc.h"
 #include "ao/hook-run.h"
 #include "ao/log.h"
+#include "bench-util.h"
 #include "ao/proc.h"
 #include "ao/queue.h"
 #include "ao/reactor.h"
@@ -55,40 +56,6 @@ static int arg_queues[QUEUES_MAX] = {1, 2, 4};
 static size_t arg_n_queues = 3;
 static const char *arg_spawner;
 
-static uint64_t cpu_usec(int who)
-{
-        struct rusage ru;
-        getrusage(who, &ru);
-        return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * AO_USEC_PER_SEC +
-               (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
-/* utime + stime of another process, in µs. */
-static uint64_t proc_cpu_usec(pid_t pid)
-{
-        if (pid <= 0)
-                return 0;
-        char path[64], buf[1024];
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-        FILE *f = fopen(path, "r");
-        if (!f)
-                return 0;
-        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        const char *p = strrchr(buf, ')');
-        unsigned long long utime = 0, stime = 0;
-        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
-                return 0;
-        return (utime + stime) * AO_USEC_PER_SEC / (uint64_t) sysconf(_SC_CLK_TCK);
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : x > y;
-}
-
 /*
  * N plain posix_spawn + waitpid of @path, @in_flight at a time; runs/s. This process's CPU is added to
  * *cpu, the hooks' own to *hook_cpu.
@@ -103,8 +70,8 @@ static double bare(const char *path, long n, int in_flight, uint64_t *cpu, uint6
         posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
         posix_spawnattr_setsigmask(&attr, &none);
 
-        uint64_t start = ao_clock_now_usec(), cpu0 = cpu_usec(RUSAGE_SELF),
-                 children0 = cpu_usec(RUSAGE_CHILDREN);
+        uint64_t start = ao_clock_now_usec(), cpu0 = bench_rusage_usec(RUSAGE_SELF),
+                 children0 = bench_rusage_usec(RUSAGE_CHILDREN);
         long started = 0, reaped = 0;
         while (reaped < n) {
                 while (started < n && started - reaped < in_flight) {
@@ -121,8 +88,8 @@ static double bare(const char *path, long n, int in_flight, uint64_t *cpu, uint6
                         reaped++;
         }
         uint64_t elapsed = ao_clock_now_usec() - start;
-        *cpu += cpu_usec(RUSAGE_SELF) - cpu0;
-        *hook_cpu += cpu_usec(RUSAGE_CHILDREN) - children0;
+        *cpu += bench_rusage_usec(RUSAGE_SELF) - cpu0;
+        *hook_cpu += bench_rusage_usec(RUSAGE_CHILDREN) - children0;
         posix_spawnattr_destroy(&attr);
         return (double) n * 1e6 / (double) elapsed;
 }
@@ -183,8 +150,8 @@ static void on_task(struct ao_task *t, void *userdata)
 static double through_operator(struct bench *b, long n, int n_queues, uint64_t *cpu, uint64_t *spawner_cpu)
 {
         pid_t spawner = ao_proc_spawner_pid_of(b->proc, b->profile);
-        uint64_t spawner0 = proc_cpu_usec(spawner);
-        uint64_t start = ao_clock_now_usec(), cpu0 = cpu_usec(RUSAGE_SELF);
+        uint64_t spawner0 = bench_proc_cpu_usec(spawner);
+        uint64_t start = ao_clock_now_usec(), cpu0 = bench_rusage_usec(RUSAGE_SELF);
         long target = b->finished + n;
         for (long i = 0; i < n; i++) {
                 char name[32];
@@ -199,8 +166,8 @@ static double through_operator(struct bench *b, long n, int n_queues, uint64_t *
         while (b->finished < target)
                 (void) ao_reactor_run_once(b->reactor, AO_USEC_PER_SEC);
         uint64_t elapsed = ao_clock_now_usec() - start;
-        *cpu += cpu_usec(RUSAGE_SELF) - cpu0;
-        *spawner_cpu += proc_cpu_usec(spawner) - spawner0;
+        *cpu += bench_rusage_usec(RUSAGE_SELF) - cpu0;
+        *spawner_cpu += bench_proc_cpu_usec(spawner) - spawner0;
         return (double) n * 1e6 / (double) elapsed;
 }
 
@@ -214,9 +181,9 @@ static void measure(struct bench *b, const char *profile_name, int n_queues)
                 op_rates[i] = through_operator(b, per_round, n_queues, &cpu, &spawner_cpu);
                 ratios[i] = op_rates[i] / bare_rates[i];
         }
-        qsort(bare_rates, ROUNDS, sizeof(double), compare_doubles);
-        qsort(op_rates, ROUNDS, sizeof(double), compare_doubles);
-        qsort(ratios, ROUNDS, sizeof(double), compare_doubles);
+        qsort(bare_rates, ROUNDS, sizeof(double), bench_compare_doubles);
+        qsort(op_rates, ROUNDS, sizeof(double), bench_compare_doubles);
+        qsort(ratios, ROUNDS, sizeof(double), bench_compare_doubles);
 
         double runs = (double) (per_round * ROUNDS);
         printf("# bench-hooks N=%ld profile=%s queues=%d launcher=%s backend=%s (medians of %d rounds)\n",

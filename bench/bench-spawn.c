@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "ao/log.h"
+#include "bench-util.h"
 #include "ao/proc.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
@@ -34,41 +35,7 @@ extern char **environ;
 static char *argv_true[] = {"/bin/sh", "-c", "true", NULL};
 static char *envp_min[] = {"PATH=/usr/bin:/bin", NULL};
 
-static uint64_t self_cpu_usec(void)
-{
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * AO_USEC_PER_SEC +
-               (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
-
 #define ROUNDS 5
-
-/* utime + stime of another process, in µs. */
-static uint64_t proc_cpu_usec(pid_t pid)
-{
-        if (pid <= 0)
-                return 0;
-        char path[64], buf[1024];
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
-        FILE *f = fopen(path, "r");
-        if (!f)
-                return 0;
-        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        const char *p = strrchr(buf, ')');
-        unsigned long long utime = 0, stime = 0;
-        if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
-                return 0;
-        return (utime + stime) * AO_USEC_PER_SEC / (uint64_t) sysconf(_SC_CLK_TCK);
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-        double x = *(const double *) a, y = *(const double *) b;
-        return x < y ? -1 : x > y;
-}
 
 static double bare(long n, int in_flight)
 {
@@ -129,16 +96,16 @@ static uint64_t spawner_cpu_total;
 static double through_operator(struct ao_reactor *r, struct driver *d, long n, int in_flight, uint64_t *cpu)
 {
         pid_t spawner = ao_proc_spawner_pid_of(d->proc, d->profile);
-        uint64_t spawner0 = proc_cpu_usec(spawner);
-        uint64_t start = ao_clock_now_usec(), cpu0 = self_cpu_usec() + spawner0;
+        uint64_t spawner0 = bench_proc_cpu_usec(spawner);
+        uint64_t start = ao_clock_now_usec(), cpu0 = bench_rusage_usec(RUSAGE_SELF) + spawner0;
         d->n += n;
         for (int i = 0; i < in_flight && d->started < d->n; i++)
                 start_one(d);
         while (d->finished < d->n)
                 ao_reactor_run_once(r, AO_USEC_PER_SEC);
-        uint64_t spawner1 = proc_cpu_usec(spawner);
+        uint64_t spawner1 = bench_proc_cpu_usec(spawner);
         spawner_cpu_total += spawner1 - spawner0;
-        *cpu += self_cpu_usec() + spawner1 - cpu0;
+        *cpu += bench_rusage_usec(RUSAGE_SELF) + spawner1 - cpu0;
         return (double) n * 1e6 / (double) (ao_clock_now_usec() - start);
 }
 
@@ -196,9 +163,9 @@ int main(int argc, char **argv)
                 op_rates[i] = through_operator(r, &d, n / ROUNDS, in_flight, &cpu);
                 ratios[i] = op_rates[i] / bare_rates[i];
         }
-        qsort(bare_rates, ROUNDS, sizeof(double), compare_doubles);
-        qsort(op_rates, ROUNDS, sizeof(double), compare_doubles);
-        qsort(ratios, ROUNDS, sizeof(double), compare_doubles);
+        qsort(bare_rates, ROUNDS, sizeof(double), bench_compare_doubles);
+        qsort(op_rates, ROUNDS, sizeof(double), bench_compare_doubles);
+        qsort(ratios, ROUNDS, sizeof(double), bench_compare_doubles);
 
         printf("# bench-spawn N=%ld profile=%s in-flight=%d launcher=%s backend=%s (medians of %d rounds)\n",
                n, profile_name, in_flight, ao_proc_uses_spawner(d.proc) ? "spawner" : "in-process",
