@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * jqFilter programs of kubernetes bindings, run through libjq.
+ *
+ * Compiling a program costs milliseconds (jq 1.6 builds its whole builtin library each time),
+ * so every distinct filter text is compiled once and kept in a cache; running it costs
+ * microseconds. Output as the Go operator gives it: one result is that value, several become
+ * a JSON array, none is null.
+ *
+ * Non-logging module (jq's own error messages are captured into the error); main thread only.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ao/error.h"
+
+struct cJSON;
+struct ao_jq_cache;
+
+struct ao_jq_cache *ao_jq_cache_new(void);
+struct ao_jq_cache *ao_jq_cache_free(struct ao_jq_cache *c);
+
+/**
+ * Run @filter on @input (borrowed). On success @ret_result is a new cJSON value (caller-owned)
+ * and @ret_text, when non-NULL, its canonical JSON text (malloc'd; used for change detection).
+ * A compile error or runtime error (jq's "error(...)", a type error) returns -EINVAL with jq's
+ * message and the filter in @reterr.
+ */
+int ao_jq_apply(struct ao_jq_cache *c, const char *filter, const struct cJSON *input, struct cJSON **ret_result,
+                char **ret_text, struct ao_error *reterr);
+
+/** Programs compiled so far (tests check that the cache is hit). */
+size_t ao_jq_cache_size(const struct ao_jq_cache *c);

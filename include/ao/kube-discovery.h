@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * API discovery: which resources the server has, and how a binding's (apiVersion, kind) maps to
+ * one. Fed with the documents of /api (APIVersions), /api/v1 and /apis/<g>/<v> (APIResourceList)
+ * and /apis (APIGroupList with preferred versions).
+ *
+ * Lookup as the Go operator does it: @kind matches a resource's Kind, its plural name or one of
+ * its short names, case-insensitively; with an apiVersion ("v1", "apps/v1") only that
+ * group/version is searched, without one the preferred version of every group (core first, then
+ * groups in server order). Subresources ("pods/status") are never matched.
+ *
+ * Non-logging module; not thread-safe (main thread).
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ao/error.h"
+
+struct cJSON;
+
+struct ao_kube_resource {
+        char *group;       /* owned; "" for the core group */
+        char *version;     /* owned: "v1" */
+        char *api_version; /* owned: "v1" or "apps/v1" */
+        char *kind;        /* owned: "Pod" */
+        char *name;        /* owned: the plural, "pods" */
+        char **short_names; /* owned, NULL-terminated */
+        bool namespaced;
+        bool watchable; /* verbs include list and watch */
+        bool preferred; /* of its group's preferred version */
+};
+
+struct ao_kube_discovery;
+
+struct ao_kube_discovery *ao_kube_discovery_new(void);
+struct ao_kube_discovery *ao_kube_discovery_free(struct ao_kube_discovery *d);
+
+/** Forget everything (before a refresh). */
+void ao_kube_discovery_clear(struct ao_kube_discovery *d);
+
+/**
+ * Add the APIGroupList of /apis: remembers each group's versions and preferred version.
+ * Returns the group/versions to fetch next (malloc'd NULL-terminated array of "apps/v1", ...,
+ * every version of every group) in @ret_group_versions.
+ */
+int ao_kube_discovery_add_groups(struct ao_kube_discovery *d, const struct cJSON *group_list,
+                                 char ***ret_group_versions, struct ao_error *reterr);
+
+/**
+ * Add the APIResourceList of @group_version ("v1" for /api/v1, "apps/v1"). Errors name the
+ * group/version and the entry.
+ */
+int ao_kube_discovery_add_resources(struct ao_kube_discovery *d, const char *group_version,
+                                    const struct cJSON *resource_list, struct ao_error *reterr);
+
+/**
+ * Find the resource for @api_version (NULL or "": any preferred) and @kind. Returns NULL with
+ * -ENOENT in @reterr ("no resource 'Foo' in apiVersion 'example.com/v1'") when none matches.
+ */
+const struct ao_kube_resource *ao_kube_discovery_find(const struct ao_kube_discovery *d, const char *api_version,
+                                                      const char *kind, struct ao_error *reterr);
+
+/** Resources known (for the debug dump and tests). */
+size_t ao_kube_discovery_count(const struct ao_kube_discovery *d);
+
+/**
+ * The collection path of @res: "/api/v1/pods", "/api/v1/namespaces/<ns>/pods",
+ * "/apis/apps/v1/namespaces/<ns>/deployments"; with @name, that object's path. @ns NULL or ""
+ * for all namespaces (or a cluster-scoped resource). Names are percent-encoded where needed.
+ * malloc'd.
+ */
+char *ao_kube_resource_path(const struct ao_kube_resource *res, const char *ns, const char *name);
