@@ -48,6 +48,7 @@
 #include <stdint.h>
 
 #include "ao/error.h"
+#include "ao/throttle.h"
 
 struct cJSON;
 struct ao_reactor;
@@ -69,21 +70,6 @@ enum ao_task_result {
 /** Called when @t reaches the head of its queue; must lead to exactly one ao_task_finish() later or now. */
 typedef void ao_task_handler(struct ao_task *t, void *userdata);
 
-/**
- * A token bucket that limits how often the tasks pointing at it start
- * (a hook's settings.executionMinPeriod / executionBurst). A queue whose
- * head task has no token waits for one, as in the Go operator.
- */
-struct ao_throttle {
-        uint64_t period_usec; /* one token per period; 0: no limit */
-        uint32_t burst;       /* bucket size, >= 1 */
-        /*
-         * State, zero-initialised: the "theoretical arrival time" of the
-         * generic cell rate algorithm, the exact integer form of a token
-         * bucket that starts full (no floating-point drift at refill edges).
-         */
-        uint64_t _tat_usec;
-};
 
 struct ao_task_spec {
         int type;                       /* the caller's task type; combined only with the same type */

@@ -86,8 +86,3 @@ struct ao_queues {
         bool free_requested;  /* ao_queues_free() called from the handler */
 };
 
-/*
- * Take a token from @t at @now (CLOCK_MONOTONIC µs). Returns 0 when one was
- * taken, else the µs until one is available (nothing is taken then).
- */
-uint64_t ao_queue_throttle_take(struct ao_throttle *t, uint64_t now);

@@ -357,7 +357,7 @@ static void dispatch_queue(struct ao_queues *qs, struct ao_queue *q)
                 combine_head(t);
                 if (t->throttle) {
                         uint64_t now = ao_reactor_now(qs->reactor);
-                        uint64_t left = ao_queue_throttle_take(t->throttle, now);
+                        uint64_t left = ao_throttle_take(t->throttle, now);
                         if (left > 0) {
                                 if (q->wait != QUEUE_WAIT_THROTTLE || q->wait_until != now + left)
                                         arm_timer(q, QUEUE_WAIT_THROTTLE, now + left);

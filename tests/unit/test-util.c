@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Tests for src/util: strbuf escaping, errors, and the logger's formats and non-blocking output. */
+/* Tests for src/util: strbuf escaping, errors, the hash map, the token bucket and the logger's formats and non-blocking output. */
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../tap.h"
 #include "ao/error.h"
+#include "ao/hashmap.h"
+#include "ao/throttle.h"
 #include "ao/log.h"
 #include "ao/strbuf.h"
 
@@ -240,10 +245,75 @@ static void test_log_never_blocks(void)
         close(p[1]);
 }
 
+/* The map against a plain array model under random puts and removes (backward shifts included). */
+static void test_hashmap(void)
+{
+        enum { N = 2000 };
+        static bool present[N];
+        struct ao_hashmap *m = ao_hashmap_new(free);
+        unsigned seed = 42, mismatches = 0;
+        size_t model = 0;
+        for (int round = 0; round < 50000; round++) {
+                seed = seed * 1103515245u + 12345u;
+                int k = (int) ((seed >> 8) % N);
+                char key[16];
+                snprintf(key, sizeof(key), "ns/obj-%d", k);
+                if ((seed >> 4) % 3) {
+                        int *v = malloc(sizeof(*v));
+                        *v = k;
+                        bool added = ao_hashmap_put(m, key, v);
+                        mismatches += added == present[k];
+                        model += !present[k];
+                        present[k] = true;
+                } else {
+                        mismatches += ao_hashmap_remove(m, key) != present[k];
+                        model -= present[k];
+                        present[k] = false;
+                }
+        }
+        size_t seen = 0, iter = 0;
+        const char *key;
+        void *value;
+        while (ao_hashmap_next(m, &iter, &key, &value)) {
+                int k = *(int *) value;
+                char want[16];
+                snprintf(want, sizeof(want), "ns/obj-%d", k);
+                mismatches += !present[k] || strcmp(key, want) != 0;
+                seen++;
+        }
+        for (int k = 0; k < N; k++) {
+                char key2[16];
+                snprintf(key2, sizeof(key2), "ns/obj-%d", k);
+                int *v = ao_hashmap_get(m, key2);
+                mismatches += present[k] ? (!v || *v != k) : v != NULL;
+        }
+        tap_is_int((long) mismatches, 0, "hashmap agrees with the model after 50000 random operations");
+        tap_is_int((long) ao_hashmap_size(m), (long) model, "hashmap size");
+        tap_is_int((long) seen, (long) model, "hashmap iteration visits every entry once");
+        int *taken = ao_hashmap_take(m, "ns/obj-missing");
+        tap_ok(taken == NULL, "take of a missing key gives NULL");
+        ao_hashmap_free(m);
+}
+
+/* 2 per second, burst 3: three at once, then one every 500 ms. */
+static void test_throttle(void)
+{
+        struct ao_throttle t = {.period_usec = 500000, .burst = 3};
+        uint64_t now = 1000000000;
+        tap_is_int((long) ao_throttle_take(&t, now), 0, "bucket starts full (1)");
+        tap_is_int((long) ao_throttle_take(&t, now), 0, "bucket starts full (2)");
+        tap_is_int((long) ao_throttle_take(&t, now), 0, "bucket starts full (3)");
+        tap_is_int((long) ao_throttle_take(&t, now), 500000, "fourth waits one period");
+        tap_is_int((long) ao_throttle_take(&t, now + 500000), 0, "token after one period");
+        tap_is_int((long) ao_throttle_take(NULL, now), 0, "no bucket, no wait");
+}
+
 int main(void)
 {
         test_strbuf();
         test_error();
+        test_hashmap();
+        test_throttle();
         if (pipe2(log_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
                 tap_bail("pipe2");
         test_log_formats();

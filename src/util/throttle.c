@@ -8,11 +8,9 @@
  * struct is. All integers, so a timer armed for the returned delay always
  * finds the token there (a floating-point count can land at 0.999…).
  */
-#include "ao/queue.h"
+#include "ao/throttle.h"
 
-#include "internal.h"
-
-uint64_t ao_queue_throttle_take(struct ao_throttle *t, uint64_t now)
+uint64_t ao_throttle_take(struct ao_throttle *t, uint64_t now)
 {
         if (!t || t->period_usec == 0)
                 return 0;
