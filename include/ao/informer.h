@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Informers: the objects of one resource that match one (namespace, label selector, field
+ * selector), kept current by LIST (paged, limit=500) and then WATCH from the list's
+ * resourceVersion.
+ *
+ *   - A watch that ends cleanly (timeoutSeconds rotation, 5-10 min at random) is resumed from
+ *     the last resourceVersion seen (an event's or a bookmark's).
+ *   - 410 Gone in any form (HTTP 410 on the watch or list, or an ERROR event with code 410)
+ *     means the resourceVersion is too old: the informer lists again and delivers the
+ *     difference against what it had as ADDED / MODIFIED / DELETED, so subscribers miss
+ *     nothing and see nothing twice.
+ *   - Transport errors, 5xx, 429, garbage and truncated streams: retried after a jittered
+ *     exponential back-off (0.8 s doubling to 30 s; Retry-After honoured), resuming the watch
+ *     from the last resourceVersion (a truncated event was not applied, so it comes again).
+ *
+ * Identical informers are shared: subscribing twice to the same (resource, namespace,
+ * selectors) gives two subscriptions of one informer and one watch on the server. The informer
+ * keeps every object as compact JSON text so that a subscriber joining later gets the current
+ * state without a second LIST.
+ *
+ * Main thread only.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ao/error.h"
+#include "ao/kube-watch.h"
+
+struct cJSON;
+struct ao_kube_client;
+struct ao_kube_resource;
+struct ao_reactor;
+struct ao_informers;
+struct ao_informer_sub;
+
+/** Why a watch or list failed, for kubernetes_client_watch_errors_total{error_type}. */
+typedef void ao_informer_error_observer(const char *error_type, void *userdata);
+
+struct ao_informers_options {
+        ao_informer_error_observer *on_error; /* may be NULL */
+        void *userdata;
+        uint64_t backoff_scale_percent; /* 100: real back-off; tests make it faster; 0 means 100 */
+        unsigned page_size;             /* LIST limit; 0: 500 */
+};
+
+struct ao_informers *ao_informers_new(struct ao_reactor *r, struct ao_kube_client *client,
+                                      const struct ao_informers_options *options);
+/** Stop every informer (subscriptions must be gone). NULL is accepted. */
+struct ao_informers *ao_informers_free(struct ao_informers *reg);
+
+/** Informers running (for tests and the debug dump). */
+size_t ao_informers_count(const struct ao_informers *reg);
+
+struct ao_informer_sub_ops {
+        /*
+         * The subscription has its initial state: call ao_informer_sub_foreach() to read it.
+         * Called once, from the loop (never from inside subscribe).
+         */
+        void (*synced)(struct ao_informer_sub *sub, void *userdata);
+        /* A change after synced: ADDED, MODIFIED or DELETED with the object (borrowed). */
+        void (*event)(struct ao_informer_sub *sub, enum ao_watch_type type, const struct cJSON *object,
+                      void *userdata);
+};
+
+/**
+ * Subscribe to the informer for @res (borrowed; must outlive the subscription) in @ns (NULL or
+ * "": all namespaces, or a cluster-scoped resource) with the selectors in the API's query
+ * syntax (NULL or "": none). Starts the informer if it is new.
+ */
+int ao_informers_subscribe(struct ao_informers *reg, const struct ao_kube_resource *res, const char *ns,
+                           const char *label_selector, const char *field_selector,
+                           const struct ao_informer_sub_ops *ops, void *userdata, struct ao_informer_sub **ret,
+                           struct ao_error *reterr);
+/** End a subscription; the informer stops with its last one. NULL is accepted. */
+void ao_informer_unsubscribe(struct ao_informer_sub *sub);
+
+bool ao_informer_sub_synced(const struct ao_informer_sub *sub);
+
+typedef void ao_informer_object_handler(const struct cJSON *object, void *userdata);
+/** Call @cb for each current object (parsed for the call; borrowed). */
+void ao_informer_sub_foreach(struct ao_informer_sub *sub, ao_informer_object_handler *cb, void *userdata);
+/** Objects the subscription's informer holds. */
+size_t ao_informer_sub_count(const struct ao_informer_sub *sub);
