@@ -1,0 +1,447 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Monitors: one kubernetes binding's view of the cluster (include/ao/kube-monitor.h).
+ *
+ * A monitor owns "namespace watches": one per namespace it looks at ("" for all), each holding
+ * one informer subscription per name of nameSelector (or a single one). With
+ * namespace.labelSelector the namespace watches come and go with a Namespaces informer.
+ */
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ao/alloc.h"
+#include "ao/hashmap.h"
+#include "ao/informer.h"
+#include "ao/jq-filter.h"
+#include "ao/kube-discovery.h"
+#include "ao/kube-monitor.h"
+#include "ao/log.h"
+#include "ao/reactor.h"
+#include "ao/yaml.h"
+
+struct item {
+        char *ns, *name;
+        cJSON *object;        /* NULL unless keepFullObjectsInMemory */
+        cJSON *filter_result; /* NULL without a jqFilter */
+        uint64_t checksum;
+};
+
+struct ns_watch {
+        struct ao_kube_monitor *m;
+        char *ns; /* "" for all namespaces */
+        struct ao_informer_sub **subs;
+        size_t n_subs;
+        size_t n_synced;
+        struct ns_watch *next;
+};
+
+struct ao_kube_monitor {
+        struct ao_kube_monitor_env env;
+        const struct ao_kubernetes_binding *b;
+        char *hook_name;
+        struct ao_kube_monitor_ops ops;
+        void *userdata;
+        const struct ao_kube_resource *res;
+        char *label_selector;
+        char **field_selectors; /* one per name of nameSelector, or one; entries may be NULL */
+        size_t n_field_selectors;
+        struct ns_watch *watches;
+        struct ao_informer_sub *namespaces; /* with namespace.labelSelector */
+        bool namespaces_synced;
+        struct ao_hashmap *items; /* "ns/name" → item */
+        bool synced;
+};
+
+/* ---- items ------------------------------------------------------------------------------------ */
+
+static void item_free(void *p)
+{
+        struct item *it = p;
+        if (!it)
+                return;
+        free(it->ns);
+        free(it->name);
+        cJSON_Delete(it->object);
+        cJSON_Delete(it->filter_result);
+        free(it);
+}
+
+static const char *meta_string(const cJSON *obj, const char *field)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), field);
+        return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static char *item_key(const char *ns, const char *name)
+{
+        return ao_xasprintf("%s/%s", ns, name);
+}
+
+/* FNV-1a of the canonical text: equal documents, equal sums; 64 bits make an accidental match moot. */
+static uint64_t checksum_of(const char *text)
+{
+        uint64_t h = 14695981039346656037ULL;
+        for (const unsigned char *p = (const unsigned char *) text; *p; p++)
+                h = (h ^ *p) * 1099511628211ULL;
+        return h;
+}
+
+/* The item for @obj; NULL when the jqFilter fails on it (logged: the object is skipped). */
+static struct item *item_build(struct ao_kube_monitor *m, const cJSON *obj)
+{
+        struct item *it = ao_xcalloc(1, sizeof(*it));
+        it->ns = ao_xstrdup(meta_string(obj, "namespace"));
+        it->name = ao_xstrdup(meta_string(obj, "name"));
+        char *text = NULL;
+        if (m->b->jq_filter) {
+                struct ao_error err = {0};
+                uint64_t start = ao_clock_now_usec();
+                int r = ao_jq_apply(m->env.jq, m->b->jq_filter, obj, &it->filter_result, &text, &err);
+                if (m->env.on_jq)
+                        m->env.on_jq(m->userdata, ao_clock_now_usec() - start);
+                if (r < 0) {
+                        ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"hook", m->hook_name}, {"binding", m->b->name}),
+                                    "hook '%s', binding '%s': jqFilter on %s '%s%s%s': %s; object skipped",
+                                    m->hook_name, m->b->name, m->res->kind, it->ns, *it->ns ? "/" : "", it->name,
+                                    err.msg);
+                        item_free(it);
+                        return NULL;
+                }
+        } else {
+                text = ao_json_canonical(obj);
+        }
+        it->checksum = checksum_of(text);
+        free(text);
+        if (m->b->keep_full_objects_in_memory)
+                it->object = cJSON_Duplicate(obj, true);
+        return it;
+}
+
+/* What a context carries for one object: {"object":..,"filterResult":..}. */
+static cJSON *item_to_json(const struct ao_kube_monitor *m, const struct item *it, const cJSON *event_object)
+{
+        cJSON *j = cJSON_CreateObject();
+        if (m->b->keep_full_objects_in_memory) {
+                const cJSON *obj = event_object ? event_object : it->object;
+                cJSON_AddItemToObject(j, "object", obj ? cJSON_Duplicate(obj, true) : cJSON_CreateNull());
+        }
+        if (m->b->jq_filter)
+                cJSON_AddItemToObject(j, "filterResult", it->filter_result ? cJSON_Duplicate(it->filter_result, true)
+                                                                         : cJSON_CreateNull());
+        return j;
+}
+
+static void fire(struct ao_kube_monitor *m, unsigned watch_event, const struct item *it, const cJSON *obj)
+{
+        if (!(m->b->event_mask & watch_event) || !m->ops.event)
+                return;
+        m->ops.event(m, watch_event, item_to_json(m, it, obj), obj, m->userdata);
+}
+
+/* An object appeared or changed: store it, and fire when the monitor is live and the checksum moved. */
+static void upsert(struct ao_kube_monitor *m, const cJSON *obj, bool live)
+{
+        struct item *it = item_build(m, obj);
+        if (!it)
+                return;
+        char *key = item_key(it->ns, it->name);
+        struct item *before = ao_hashmap_get(m->items, key);
+        bool changed = !before || before->checksum != it->checksum;
+        unsigned event = before ? AO_WATCH_MODIFIED : AO_WATCH_ADDED;
+        ao_hashmap_put(m->items, key, it);
+        free(key);
+        if (live && changed)
+                fire(m, event, it, obj);
+}
+
+static void remove_object(struct ao_kube_monitor *m, const cJSON *obj)
+{
+        char *key = item_key(meta_string(obj, "namespace"), meta_string(obj, "name"));
+        struct item *it = ao_hashmap_take(m->items, key);
+        free(key);
+        if (!it)
+                return;
+        /* The filter result of what was deleted, as the Go operator reports it. */
+        struct item *last = m->b->jq_filter ? item_build(m, obj) : NULL;
+        fire(m, AO_WATCH_DELETED, last ? last : it, obj);
+        item_free(last);
+        item_free(it);
+}
+
+/* A namespace stopped matching: its objects go silently. */
+static void drop_namespace_items(struct ao_kube_monitor *m, const char *ns)
+{
+        size_t iter = 0, n = 0;
+        const char *key;
+        void *value;
+        char **doomed = ao_xcalloc(ao_hashmap_size(m->items) + 1, sizeof(*doomed));
+        while (ao_hashmap_next(m->items, &iter, &key, &value))
+                if (strcmp(((struct item *) value)->ns, ns) == 0)
+                        doomed[n++] = ao_xstrdup(key);
+        for (size_t i = 0; i < n; i++) {
+                ao_hashmap_remove(m->items, doomed[i]);
+                free(doomed[i]);
+        }
+        free(doomed);
+}
+
+/* ---- sync ------------------------------------------------------------------------------------- */
+
+static void check_synced(struct ao_kube_monitor *m)
+{
+        if (m->synced)
+                return;
+        if (m->b->namespace_labels.present && !m->namespaces_synced)
+                return;
+        for (struct ns_watch *w = m->watches; w; w = w->next)
+                if (w->n_synced < w->n_subs)
+                        return;
+        m->synced = true;
+        if (m->ops.synced)
+                m->ops.synced(m, m->userdata);
+}
+
+struct fill {
+        struct ao_kube_monitor *m;
+        bool live;
+};
+
+static void fill_one(const cJSON *obj, void *userdata)
+{
+        struct fill *f = userdata;
+        upsert(f->m, obj, f->live);
+}
+
+static void on_sub_synced(struct ao_informer_sub *sub, void *userdata)
+{
+        struct ns_watch *w = userdata;
+        struct fill f = {w->m, w->m->synced};
+        ao_informer_sub_foreach(sub, fill_one, &f);
+        w->n_synced++;
+        check_synced(w->m);
+}
+
+static void on_sub_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj, void *userdata)
+{
+        struct ns_watch *w = userdata;
+        if (type == AO_WATCH_EVENT_DELETED)
+                remove_object(w->m, obj);
+        else
+                upsert(w->m, obj, w->m->synced);
+}
+
+static const struct ao_informer_sub_ops object_ops = {.synced = on_sub_synced, .event = on_sub_event};
+
+/* ---- namespace watches ------------------------------------------------------------------------ */
+
+static void ns_watch_free(struct ns_watch *w)
+{
+        for (size_t i = 0; i < w->n_subs; i++)
+                ao_informer_unsubscribe(w->subs[i]);
+        free(w->subs);
+        free(w->ns);
+        free(w);
+}
+
+static int ns_watch_add(struct ao_kube_monitor *m, const char *ns, struct ao_error *reterr)
+{
+        struct ns_watch *w = ao_xcalloc(1, sizeof(*w));
+        w->m = m;
+        w->ns = ao_xstrdup(ns);
+        w->subs = ao_xcalloc(m->n_field_selectors, sizeof(*w->subs));
+        w->next = m->watches;
+        m->watches = w;
+        for (size_t i = 0; i < m->n_field_selectors; i++) {
+                int r = ao_informers_subscribe(m->env.informers, m->res, ns, m->label_selector, m->field_selectors[i],
+                                               &object_ops, w, &w->subs[i], reterr);
+                if (r < 0)
+                        return r;
+                w->n_subs++;
+        }
+        return 0;
+}
+
+static struct ns_watch **ns_watch_find(struct ao_kube_monitor *m, const char *ns)
+{
+        struct ns_watch **pp = &m->watches;
+        while (*pp && strcmp((*pp)->ns, ns) != 0)
+                pp = &(*pp)->next;
+        return pp;
+}
+
+static void namespace_appeared(struct ao_kube_monitor *m, const char *ns)
+{
+        if (*ns_watch_find(m, ns))
+                return;
+        struct ao_error err = {0};
+        if (ns_watch_add(m, ns, &err) < 0)
+                ao_log(AO_LOG_ERROR, "hook '%s', binding '%s': cannot watch namespace '%s': %s", m->hook_name,
+                       m->b->name, ns, err.msg);
+}
+
+static void namespace_gone(struct ao_kube_monitor *m, const char *ns)
+{
+        struct ns_watch **pp = ns_watch_find(m, ns);
+        if (!*pp)
+                return;
+        struct ns_watch *w = *pp;
+        *pp = w->next;
+        ns_watch_free(w);
+        drop_namespace_items(m, ns);
+}
+
+static void add_namespace_of(const cJSON *obj, void *userdata)
+{
+        namespace_appeared(userdata, meta_string(obj, "name"));
+}
+
+static void on_namespaces_synced(struct ao_informer_sub *sub, void *userdata)
+{
+        struct ao_kube_monitor *m = userdata;
+        ao_informer_sub_foreach(sub, add_namespace_of, m);
+        m->namespaces_synced = true;
+        check_synced(m);
+}
+
+static void on_namespace_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj,
+                               void *userdata)
+{
+        struct ao_kube_monitor *m = userdata;
+        if (type == AO_WATCH_EVENT_DELETED)
+                namespace_gone(m, meta_string(obj, "name"));
+        else
+                namespace_appeared(m, meta_string(obj, "name"));
+}
+
+static const struct ao_informer_sub_ops namespace_ops = {.synced = on_namespaces_synced,
+                                                         .event = on_namespace_event};
+
+/* ---- set-up ----------------------------------------------------------------------------------- */
+
+/* One field selector per name of nameSelector (metadata.name=<n> plus the binding's own), or one. */
+static void build_field_selectors(struct ao_kube_monitor *m)
+{
+        const struct ao_kubernetes_binding *b = m->b;
+        char *own = b->n_field_selector ? ao_field_selector_format(b->field_selector, b->n_field_selector) : NULL;
+        m->n_field_selectors = b->name_selector.n ? b->name_selector.n : 1;
+        m->field_selectors = ao_xcalloc(m->n_field_selectors, sizeof(*m->field_selectors));
+        if (!b->name_selector.n) {
+                m->field_selectors[0] = own;
+                return;
+        }
+        for (size_t i = 0; i < b->name_selector.n; i++)
+                m->field_selectors[i] = own ? ao_xasprintf("metadata.name=%s,%s", b->name_selector.items[i], own)
+                                            : ao_xasprintf("metadata.name=%s", b->name_selector.items[i]);
+        free(own);
+}
+
+static int start_watches(struct ao_kube_monitor *m, struct ao_error *reterr)
+{
+        const struct ao_kubernetes_binding *b = m->b;
+        if (b->namespace_labels.present) {
+                struct ao_error err = {0};
+                const struct ao_kube_resource *ns_res = ao_kube_discovery_find(m->env.discovery, "v1", "Namespace", &err);
+                if (!ns_res)
+                        return ao_error_set(reterr, -ENOENT, "%s", err.msg);
+                char *sel = ao_label_selector_format(&b->namespace_labels);
+                int r = ao_informers_subscribe(m->env.informers, ns_res, NULL, sel, NULL, &namespace_ops, m,
+                                               &m->namespaces, reterr);
+                free(sel);
+                return r;
+        }
+        if (b->namespace_names.n == 0 || !m->res->namespaced)
+                return ns_watch_add(m, "", reterr);
+        for (size_t i = 0; i < b->namespace_names.n; i++) {
+                int r = ns_watch_add(m, b->namespace_names.items[i], reterr);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int ao_kube_monitor_new(const struct ao_kube_monitor_env *env, const struct ao_kubernetes_binding *b,
+                        const char *hook_name, const struct ao_kube_monitor_ops *ops, void *userdata,
+                        struct ao_kube_monitor **ret, struct ao_error *reterr)
+{
+        struct ao_error err = {0};
+        const struct ao_kube_resource *res = ao_kube_discovery_find(env->discovery, b->api_version, b->kind, &err);
+        if (!res)
+                return ao_error_set(reterr, -ENOENT, "hook '%s', binding '%s': %s", hook_name, b->name, err.msg);
+        struct ao_kube_monitor *m = ao_xcalloc(1, sizeof(*m));
+        m->env = *env;
+        m->b = b;
+        m->hook_name = ao_xstrdup(hook_name);
+        m->ops = *ops;
+        m->userdata = userdata;
+        m->res = res;
+        m->items = ao_hashmap_new(item_free);
+        if (b->label_selector.present)
+                m->label_selector = ao_label_selector_format(&b->label_selector);
+        build_field_selectors(m);
+        int r = start_watches(m, reterr);
+        if (r < 0) {
+                ao_error_prefix(reterr, "hook '%s', binding '%s'", hook_name, b->name);
+                ao_kube_monitor_free(m);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+struct ao_kube_monitor *ao_kube_monitor_free(struct ao_kube_monitor *m)
+{
+        if (!m)
+                return NULL;
+        ao_informer_unsubscribe(m->namespaces);
+        while (m->watches) {
+                struct ns_watch *next = m->watches->next;
+                ns_watch_free(m->watches);
+                m->watches = next;
+        }
+        for (size_t i = 0; i < m->n_field_selectors; i++)
+                free(m->field_selectors[i]);
+        free(m->field_selectors);
+        free(m->label_selector);
+        ao_hashmap_free(m->items);
+        free(m->hook_name);
+        free(m);
+        return NULL;
+}
+
+bool ao_kube_monitor_synced(const struct ao_kube_monitor *m)
+{
+        return m->synced;
+}
+
+size_t ao_kube_monitor_count(const struct ao_kube_monitor *m)
+{
+        return ao_hashmap_size(m->items);
+}
+
+const struct ao_kubernetes_binding *ao_kube_monitor_binding(const struct ao_kube_monitor *m)
+{
+        return m->b;
+}
+
+static int compare_items(const void *a, const void *b)
+{
+        const struct item *x = *(const struct item *const *) a, *y = *(const struct item *const *) b;
+        int c = strcmp(x->ns, y->ns);
+        return c ? c : strcmp(x->name, y->name);
+}
+
+cJSON *ao_kube_monitor_snapshot(const struct ao_kube_monitor *m)
+{
+        size_t n = ao_hashmap_size(m->items), iter = 0, i = 0;
+        struct item **sorted = ao_xcalloc(n + 1, sizeof(*sorted));
+        void *value;
+        while (ao_hashmap_next(m->items, &iter, NULL, &value))
+                sorted[i++] = value;
+        qsort(sorted, n, sizeof(*sorted), compare_items);
+        cJSON *arr = cJSON_CreateArray();
+        for (i = 0; i < n; i++)
+                cJSON_AddItemToArray(arr, item_to_json(m, sorted[i], NULL));
+        free(sorted);
+        return arr;
+}
