@@ -86,5 +86,13 @@ const char *ao_watch_event_to_string(unsigned watch_event);
  */
 void ao_binding_contexts_combine(struct cJSON *contexts, struct cJSON *more);
 
+/**
+ * Read the snapshots again just before a run (the Go operator does the same): every
+ * "snapshots" entry of every context in @contexts is replaced with the current items of its
+ * binding, and so are the "objects" of Synchronization contexts. Events that happened between
+ * queueing and running are then part of what the hook sees, so none is lost.
+ */
+void ao_binding_contexts_refresh(struct cJSON *contexts, const struct ao_snapshot_source *snapshots);
+
 /** The file contents: compact JSON with sorted keys and a trailing newline. Returns a malloc'd string. */
 char *ao_binding_contexts_format(const struct cJSON *contexts);

@@ -202,3 +202,32 @@ char *ao_binding_contexts_format(const cJSON *contexts)
         free(text);
         return ao_strbuf_steal(&sb);
 }
+
+static void refresh_context(cJSON *ctx, const struct ao_snapshot_source *src)
+{
+        cJSON *snapshots = cJSON_GetObjectItemCaseSensitive(ctx, "snapshots");
+        for (cJSON *s = snapshots ? snapshots->child : NULL; s; s = s->next) {
+                /* Swap the contents in place: the entry keeps its key and position. */
+                cJSON *fresh = snapshot_items(src, s->string);
+                cJSON *old_child = s->child;
+                s->child = fresh->child;
+                fresh->child = old_child;
+                cJSON_Delete(fresh);
+        }
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(ctx, "type");
+        const cJSON *binding = cJSON_GetObjectItemCaseSensitive(ctx, "binding");
+        if (cJSON_IsString(type) && strcmp(type->valuestring, "Synchronization") == 0 && cJSON_IsString(binding) &&
+            cJSON_HasObjectItem(ctx, "objects"))
+                cJSON_ReplaceItemInObjectCaseSensitive(ctx, "objects", snapshot_items(src, binding->valuestring));
+}
+
+void ao_binding_contexts_refresh(cJSON *contexts, const struct ao_snapshot_source *src)
+{
+        if (!src || !src->get)
+                return;
+        cJSON *ctx;
+        cJSON_ArrayForEach(ctx, contexts)
+        {
+                refresh_context(ctx, src);
+        }
+}

@@ -156,7 +156,7 @@ static void on_module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct
         mod->throttles = throttles_new(hooks, n);
         metrics_binding_count(d->op, mod, hooks, n);
         for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j < hooks[i].config.n_kubernetes; j++)
+                for (size_t j = 0; !d->op->kube && j < hooks[i].config.n_kubernetes; j++)
                         ao_log_with(AO_LOG_WARN,
                                     AO_LOG_FIELDS({"module", mod->name}, {"hook", hooks[i].name}),
                                     "hook '%s': kubernetes binding '%s' needs a cluster, skipping it",

@@ -226,6 +226,9 @@ void hook_task_handle(struct operator_state *op, struct ao_task *t)
                                      .activation = ht->activation,
                                      .allow_failure = ao_task_allow_failure(t)};
         metrics_task_wait(op, ht->module, ht->hook, &info, ao_task_wait_usec(t));
+        if (ht->kube_sync)
+                kube_unlock(op, ht->module, ht->hook, (int) ht->kube_binding);
+        kube_refresh_contexts(op, ht->module, ht->hook, ao_task_binding_contexts(t));
         if (hook_call(op, ht->module, ht->hook, &info, ao_task_binding_contexts(t), on_task_hook_done, tc) <
             0) {
                 free(tc->global_before);

@@ -13,6 +13,7 @@
  *   module-run.c   module run, delete and purge
  *   schedules.c    schedule bindings to tasks
  *   helm-local.c   the release step without a cluster
+ *   kube.c         kubernetes bindings: client, monitors, Synchronization and events
  *   start.c        start-up, shutdown and the wiring of all of it
  */
 
@@ -20,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ao/binding-context.h"
 #include "ao/error.h"
 #include "ao/hooks.h"
 #include "ao/queue.h"
@@ -66,6 +68,7 @@ struct module {
         struct cJSON *patches;          /* owned: stored memory patch operations (array) */
         struct ao_throttle *throttles;  /* owned: one per hook */
         struct schedule_set *schedules; /* owned: its hooks' schedule bindings while enabled */
+        struct hook_monitors *kube;     /* owned: its hooks' kubernetes monitors while enabled (kube.c) */
 };
 
 struct modules {
@@ -161,6 +164,7 @@ enum task_type {
         TASK_MODULE_RUN,
         TASK_MODULE_DELETE,
         TASK_MODULE_PURGE,
+        TASK_KUBE_SYNC, /* global hooks: start the monitors, then queue the Synchronization runs */
         _TASK_TYPE_MAX,
 };
 
@@ -172,6 +176,8 @@ struct hook_task {
         char *binding_name; /* owned: the binding's name for logs */
         char
             *activation; /* owned: what caused the run ("OperatorStartup", "Schedule", ...), a metric label */
+        bool kube_sync;      /* a Synchronization run: events of the binding flow once it starts */
+        size_t kube_binding; /* which kubernetes binding, with kube_sync */
 };
 
 /* What a hook run is for: log context and metric labels. */
@@ -234,6 +240,7 @@ struct operator_state {
         struct operator_metrics *om;     /* owned: families and timers (metrics.c) */
         struct ao_http *http;            /* owned: the HTTP server thread */
         struct ao_source *sighup;        /* owned: SIGHUP reloads all modules */
+        struct kube_state *kube;         /* owned: the cluster side (kube.c); NULL without a cluster */
         bool first_converge_done;
         bool converge_running;
         uint64_t converge_started_usec;
@@ -285,6 +292,36 @@ void schedules_enable(struct operator_state *op, struct module *mod);
 void schedules_disable(struct operator_state *op, struct module *mod);
 /** One throttle per hook from its settings (executionMinPeriod, executionBurst). */
 struct ao_throttle *throttles_new(const struct ao_hook *hooks, size_t n);
+
+/* kube.c */
+/** Connect when a cluster is configured (and not --local); without one, op->kube stays NULL. */
+int kube_start(struct operator_state *op, struct ao_error *reterr);
+void kube_done(struct operator_state *op);
+bool kube_has_bindings(const struct ao_hook *hooks, size_t n);
+typedef void kube_synced_handler(struct operator_state *op, bool ok, void *userdata);
+/**
+ * Start the monitors of @mod's hooks (NULL: the global hooks) once discovery is there, and call
+ * @done when all of them have their initial state (ok false: a binding names an unknown kind,
+ * or the owner was stopped). Needs op->kube.
+ */
+void kube_when_synced(struct operator_state *op, struct module *mod, kube_synced_handler *done, void *userdata);
+/** Stop @mod's monitors (NULL: the global hooks'). */
+void kube_stop(struct operator_state *op, struct module *mod);
+/** A Synchronization context array for binding @binding of @hook, from the current objects. */
+struct cJSON *kube_sync_contexts(struct operator_state *op, struct module *mod, struct ao_hook *hook,
+                                 size_t binding);
+/** From now on, events of that binding become hook runs. */
+void kube_unlock(struct operator_state *op, struct module *mod, const struct ao_hook *hook, int binding);
+/** Where @hook's snapshots come from (empty without monitors). */
+struct ao_snapshot_source kube_snapshot_source(struct operator_state *op, struct module *mod,
+                                               const struct ao_hook *hook);
+/** Re-read the snapshots and Synchronization objects of @contexts just before a run. */
+void kube_refresh_contexts(struct operator_state *op, struct module *mod, const struct ao_hook *hook,
+                           struct cJSON *contexts);
+/** TASK_KUBE_SYNC. */
+void kube_sync_task_handle(struct operator_state *op, struct ao_task *t);
+/** Queue the global Synchronization step (after the onStartup hooks). */
+void kube_sync_task_queue(struct operator_state *op);
 
 /* lifecycle.c: load modules, values and the config, queue the start-up; and tear it all down. */
 int lifecycle_start(struct operator_state *op);

@@ -41,6 +41,9 @@ static void handle_task(struct ao_task *t, void *userdata)
         case TASK_CONVERGE:
                 converge_handle(op, t);
                 return;
+        case TASK_KUBE_SYNC:
+                kube_sync_task_handle(op, t);
+                return;
         default:
                 module_task_handle(op, t);
                 return;
@@ -141,7 +144,7 @@ static int open_config(struct operator_state *op, struct ao_error *reterr)
 /* ---- start-up --------------------------------------------------------------------------------- */
 
 /* One line per hook: what it is bound to, so a user sees at once that their configuration was read. */
-static void log_hook_bindings(const struct ao_hook *hook)
+static void log_hook_bindings(const struct operator_state *op, const struct ao_hook *hook)
 {
         char summary[512];
         size_t used = 0;
@@ -157,7 +160,7 @@ static void log_hook_bindings(const struct ao_hook *hook)
         }
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"hook", hook->name}, {"profile", hook->profile->name}),
                     "global hook '%s' loaded: %s", hook->name, used ? summary : "no bindings");
-        for (size_t i = 0; i < hook->config.n_kubernetes; i++)
+        for (size_t i = 0; !op->kube && i < hook->config.n_kubernetes; i++)
                 ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"hook", hook->name}),
                             "hook '%s': kubernetes binding '%s' needs a cluster, skipping it", hook->name,
                             hook->config.kubernetes[i].name);
@@ -178,9 +181,11 @@ static void on_global_hooks_loaded(struct ao_hook *hooks, size_t n, const struct
         op->global_throttles = throttles_new(hooks, n);
         metrics_binding_count(op, NULL, hooks, n);
         for (size_t i = 0; i < n; i++)
-                log_hook_bindings(&hooks[i]);
+                log_hook_bindings(op, &hooks[i]);
         ao_log(AO_LOG_INFO, "global hooks: %zu loaded", n);
         push_ordered_hook_runs(op, NULL, NULL, hooks, n, AO_BINDING_ON_STARTUP, "OperatorStartup");
+        if (op->kube && kube_has_bindings(hooks, n))
+                kube_sync_task_queue(op);
         schedules_enable(op, NULL);
         converge_queue(op, "OperatorStartup");
 }
@@ -202,8 +207,14 @@ static int load_global_hooks(struct operator_state *op, struct ao_error *reterr)
 /* During the start-up converge, say how far it got, at most once a second: "converge: 12/40 tasks". */
 static void on_task_removed(struct ao_task *t, void *userdata)
 {
-        (void) t;
         struct operator_state *op = userdata;
+        int type = ao_task_type(t);
+        if (type == TASK_GLOBAL_HOOK_RUN || type == TASK_MODULE_HOOK_RUN) {
+                /* A Synchronization run merged into the one starting now: its binding goes live too. */
+                const struct hook_task *ht = ao_task_payload(t);
+                if (ht->kube_sync)
+                        kube_unlock(op, ht->module, ht->hook, (int) ht->kube_binding);
+        }
         if (op->first_converge_done || !op->converge_running)
                 return;
         op->converge_tasks_done++;
@@ -283,9 +294,6 @@ int lifecycle_start(struct operator_state *op)
         struct ao_error err = {0};
         op->state_dir = s->state_dir[0] ? ao_xstrdup(s->state_dir) : ao_xasprintf("%s/state", s->tmp_dir);
         op->releases = &helm_local_ops;
-        if (s->kube_config[0] || getenv("KUBERNETES_SERVICE_HOST"))
-                ao_log(AO_LOG_WARN, "a cluster is configured, but this build has no Kubernetes client yet: "
-                                    "running in local mode");
         int r = modules_load(s, &op->modules, &err);
         if (r >= 0)
                 r = values_store_init(&op->values, s, &op->modules, &err);
@@ -297,6 +305,8 @@ int lifecycle_start(struct operator_state *op)
                 r = setup_queues(op, &err);
         if (r >= 0)
                 r = metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers") : 0;
+        if (r >= 0 && !s->local)
+                r = kube_start(op, &err);
         if (r >= 0)
                 r = start_http(op, &err);
         if (r >= 0) {
@@ -319,6 +329,7 @@ void lifecycle_done(struct operator_state *op)
         for (size_t i = 0; i < op->modules.n; i++)
                 schedules_disable(op, &op->modules.items[i]);
         schedules_disable(op, NULL);
+        kube_done(op);
         op->schedule = ao_schedule_free(op->schedule);
         op->config_file = ao_config_file_free(op->config_file);
         ao_hooks_free(op->global_hooks, op->n_global_hooks);

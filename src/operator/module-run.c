@@ -4,7 +4,10 @@
  *
  * A module run is one task that runs its steps in turn: onStartup hooks
  * (until a run of the module has succeeded since it was enabled: a failed
- * first run starts over from onStartup, as documented), beforeHelm hooks,
+ * first run starts over from onStartup, as documented), then with a cluster
+ * the kubernetes bindings' Synchronization runs (hooks in name order, each
+ * binding in turn; bindings that do not wait for synchronization get a task
+ * in their queue instead), beforeHelm hooks,
  * the values check for helm (x-required-for-helm), the release, afterHelm
  * hooks. Any failure fails the task and the queue retries it. afterHelm
  * hooks that change the module's values queue another run right after.
@@ -22,6 +25,7 @@
 
 enum step {
         STEP_ON_STARTUP,
+        STEP_KUBE_SYNC,
         STEP_BEFORE_HELM,
         STEP_HELM,
         STEP_AFTER_HELM,
@@ -33,6 +37,12 @@ enum step {
         STEP_DELETED,
 };
 
+/* One binding's Synchronization run inside a module run. */
+struct sync_run {
+        struct ao_hook *hook;
+        size_t binding;
+};
+
 /* A run in progress: the hooks of the current step, in (order, name) order, and where we are. */
 struct module_job {
         struct operator_state *op;
@@ -42,6 +52,8 @@ struct module_job {
         uint64_t started_usec;
         struct ao_hook **hooks;
         size_t n_hooks, next;
+        struct sync_run *syncs; /* STEP_KUBE_SYNC: the in-line Synchronization runs */
+        size_t n_syncs, next_sync;
         char *checksum_before_after_helm;
 };
 
@@ -75,6 +87,7 @@ static struct module_job *job_new(struct operator_state *op, struct ao_task *t, 
 static void job_free(struct module_job *j)
 {
         free(j->hooks);
+        free(j->syncs);
         free(j->checksum_before_after_helm);
         free(j);
 }
@@ -135,7 +148,8 @@ static bool run_next_hook(struct module_job *j)
         struct ao_hook *hook = j->hooks[j->next];
         enum ao_binding_type type = binding_of(j->step);
         cJSON *contexts = cJSON_CreateArray();
-        cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type, NULL));
+        struct ao_snapshot_source src = kube_snapshot_source(j->op, j->mod, hook);
+        cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type, &src));
         const struct module_task *mt = ao_task_payload(j->task);
         struct hook_run_info info = {.binding_name = ao_binding_type_to_string(type),
                                      .queue = AO_QUEUE_MAIN,
@@ -145,6 +159,83 @@ static bool run_next_hook(struct module_job *j)
         if (r < 0)
                 job_finish(j, AO_TASK_FAIL);
         return true;
+}
+
+static void on_sync_hook_done(struct operator_state *op, bool ok, void *userdata)
+{
+        (void) op;
+        struct module_job *j = userdata;
+        if (!ok) {
+                job_finish(j, AO_TASK_FAIL);
+                return;
+        }
+        j->next_sync++;
+        job_step(j);
+}
+
+/* The next in-line Synchronization run; true when one was started (its callback continues). */
+static bool run_next_sync(struct module_job *j)
+{
+        if (j->next_sync >= j->n_syncs)
+                return false;
+        struct sync_run *sr = &j->syncs[j->next_sync];
+        const struct ao_kubernetes_binding *b = &sr->hook->config.kubernetes[sr->binding];
+        kube_unlock(j->op, j->mod, sr->hook, (int) sr->binding);
+        cJSON *contexts = kube_sync_contexts(j->op, j->mod, sr->hook, sr->binding);
+        struct hook_run_info info = {.binding_name = b->name,
+                                     .queue = AO_QUEUE_MAIN,
+                                     .activation = "Kubernetes",
+                                     .allow_failure = b->allow_failure};
+        int r = hook_call(j->op, j->mod, sr->hook, &info, contexts, on_sync_hook_done, j);
+        cJSON_Delete(contexts);
+        if (r < 0)
+                job_finish(j, AO_TASK_FAIL);
+        return true;
+}
+
+/* A Synchronization run of a binding that does not wait: a task in the binding's own queue. */
+static void queue_sync_task(struct module_job *j, size_t hook_index, size_t binding)
+{
+        struct ao_hook *hook = &j->mod->hooks[hook_index];
+        const struct ao_kubernetes_binding *b = &hook->config.kubernetes[binding];
+        char *description = NULL, *key = NULL;
+        struct ao_task_spec spec = hook_task_spec(
+            j->mod, hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes", kube_sync_contexts(j->op, j->mod, hook, binding),
+            b->allow_failure, j->mod->throttles ? &j->mod->throttles[hook_index] : NULL, &description, &key);
+        struct hook_task *ht = spec.payload;
+        ht->kube_sync = true;
+        ht->kube_binding = binding;
+        ao_queue_push_tail(operator_queue(j->op, b->queue), &spec);
+        free(description);
+        free(key);
+}
+
+/* Every monitor has its objects: plan the Synchronization runs (hooks are sorted by name). */
+static void on_module_synced(struct operator_state *op, bool ok, void *userdata)
+{
+        struct module_job *j = userdata;
+        if (!ok) {
+                job_finish(j, AO_TASK_FAIL);
+                return;
+        }
+        free(j->syncs);
+        j->syncs = ao_xcalloc(1, sizeof(*j->syncs));
+        j->n_syncs = j->next_sync = 0;
+        for (size_t i = 0; i < j->mod->n_hooks; i++) {
+                struct ao_hook *hook = &j->mod->hooks[i];
+                for (size_t b = 0; b < hook->config.n_kubernetes; b++) {
+                        const struct ao_kubernetes_binding *kb = &hook->config.kubernetes[b];
+                        if (!kb->execute_hook_on_synchronization) {
+                                kube_unlock(op, j->mod, hook, (int) b);
+                        } else if (!kb->wait_for_synchronization) {
+                                queue_sync_task(j, i, b);
+                        } else {
+                                j->syncs = ao_xreallocarray(j->syncs, j->n_syncs + 1, sizeof(*j->syncs));
+                                j->syncs[j->n_syncs++] = (struct sync_run){hook, b};
+                        }
+                }
+        }
+        job_step(j);
 }
 
 /* The values helm gets, checked against the helm schema (x-required-for-helm) first. */
@@ -203,6 +294,7 @@ static void module_deleted(struct module_job *j)
 {
         struct module *mod = j->mod;
         schedules_disable(j->op, mod);
+        kube_stop(j->op, mod);
         mod->started = false;
         cJSON_Delete(mod->patches);
         mod->patches = cJSON_CreateArray();
@@ -219,6 +311,16 @@ static void job_step(struct module_job *j)
                         return;
                 switch (j->step) {
                 case STEP_ON_STARTUP:
+                        if (j->op->kube && kube_has_bindings(j->mod->hooks, j->mod->n_hooks)) {
+                                enter_step(j, STEP_KUBE_SYNC);
+                                kube_when_synced(j->op, j->mod, on_module_synced, j);
+                                return;
+                        }
+                        enter_step(j, STEP_BEFORE_HELM);
+                        break;
+                case STEP_KUBE_SYNC:
+                        if (run_next_sync(j))
+                                return;
                         enter_step(j, STEP_BEFORE_HELM);
                         break;
                 case STEP_BEFORE_HELM:

@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Kubernetes bindings in the lifecycle (steps 2, 5, 9, 10).
+ *
+ * With a cluster, the operator keeps one client, one informer registry, one jq cache and a
+ * discovery table. Every hook with kubernetes bindings gets a "hook_monitors": one monitor per
+ * binding. They start when their owner starts (global hooks: the KubeSync task queued after
+ * the global onStartup hooks; module hooks: the first run of the module after it is enabled)
+ * and stop when the module is disabled.
+ *
+ * Events of a binding are dropped until its Synchronization run starts (what they changed is
+ * in the objects that run reads, since contexts are refreshed just before every run); after
+ * that each event becomes a hook task in the binding's queue.
+ */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ao/alloc.h"
+#include "ao/binding-context.h"
+#include "ao/informer.h"
+#include "ao/jq-filter.h"
+#include "ao/kube-client.h"
+#include "ao/kube-discovery-fetch.h"
+#include "ao/kube-discovery.h"
+#include "ao/kube-monitor.h"
+#include "ao/kubeconfig.h"
+#include "ao/log.h"
+#include "ao/metrics.h"
+#include "ao/reactor.h"
+#include "internal.h"
+
+#define DISCOVERY_RETRY_USEC   (5ULL * 1000000)
+#define DISCOVERY_REFRESH_USEC (10ULL * 1000000) /* an unknown kind refreshes discovery at most this often */
+
+struct binding_slot {
+        struct hook_monitors *hm;
+        size_t index;
+};
+
+struct hook_monitors {
+        struct operator_state *op;
+        struct module *mod; /* NULL for global hooks */
+        struct ao_hook *hook;
+        struct ao_kube_monitor **monitors; /* one per kubernetes binding; NULL until started */
+        struct binding_slot *slots;
+        bool *unlocked;
+        size_t n;
+};
+
+struct sync_waiter {
+        struct module *mod; /* NULL: the global hooks */
+        kube_synced_handler *done;
+        void *userdata;
+        struct sync_waiter *next;
+};
+
+struct kube_state {
+        struct ao_kube_config config;
+        struct ao_kube_client *client;
+        struct ao_informers *informers;
+        struct ao_jq_cache *jq;
+        struct ao_kube_discovery *discovery;  /* the current table */
+        struct ao_kube_discovery **retired;   /* earlier tables: monitors may still point into them */
+        size_t n_retired;
+        struct ao_kube_discovery *refreshing; /* being filled */
+        struct ao_kube_discovery_fetch *fetch;
+        bool discovery_ready;
+        uint64_t discovery_usec;
+        struct ao_source *discovery_retry;
+        struct sync_waiter *waiters;
+        struct hook_monitors *global; /* one per global hook */
+        struct ao_metric_family *jq_seconds, *event_seconds, *snapshot_objects, *watch_errors;
+        struct ao_metric_family *request_results, *request_latency, *limiter_latency;
+};
+
+/* ---- metrics ---------------------------------------------------------------------------------- */
+
+static void binding_labels(const struct hook_monitors *hm, size_t i, const char *labels[5])
+{
+        const struct ao_kubernetes_binding *b = &hm->hook->config.kubernetes[i];
+        labels[0] = hm->mod ? hm->mod->name : "";
+        labels[1] = hm->hook->name;
+        labels[2] = b->name;
+        labels[3] = b->queue;
+        labels[4] = b->kind;
+}
+
+static void update_snapshot_gauge(struct hook_monitors *hm, size_t i)
+{
+        const char *labels[5];
+        binding_labels(hm, i, labels);
+        ao_metric_set(hm->op->kube->snapshot_objects, labels,
+                      hm->monitors[i] ? (double) ao_kube_monitor_count(hm->monitors[i]) : 0);
+}
+
+static void on_watch_error(const char *error_type, void *userdata)
+{
+        struct operator_state *op = userdata;
+        const char *labels[] = {error_type};
+        ao_metric_add(op->kube->watch_errors, labels, 1);
+}
+
+static void on_request(const char *method, const char *path, long status, uint64_t latency_usec, uint64_t wait_usec,
+                       void *userdata)
+{
+        struct operator_state *op = userdata;
+        struct kube_state *k = op->kube;
+        char code[16];
+        snprintf(code, sizeof(code), "%ld", status);
+        const char *host = ao_kube_client_server(k->client);
+        const char *result_labels[] = {"main", status ? code : "<error>", method, host};
+        ao_metric_add(k->request_results, result_labels, 1);
+        const char *latency_labels[] = {"main", method, path};
+        ao_metric_observe(k->request_latency, latency_labels, (double) latency_usec / 1e6);
+        const char *limiter_labels[] = {method, path};
+        ao_metric_observe(k->limiter_latency, limiter_labels, (double) wait_usec / 1e6);
+}
+
+static void register_metrics(struct operator_state *op)
+{
+        struct kube_state *k = op->kube;
+        static const char *const kube_labels[] = {"module", "hook", "binding", "queue", "kind", NULL};
+        static const char *const error_labels[] = {"error_type", NULL};
+        static const char *const result_labels[] = {"component", "code", "method", "host", NULL};
+        static const char *const latency_labels[] = {"component", "verb", "url", NULL};
+        static const char *const limiter_labels[] = {"verb", "url", NULL};
+        k->jq_seconds = ao_metrics_family(op->metrics, "kube_jq_filter_duration_seconds", AO_METRIC_HISTOGRAM,
+                                          "Time spent in jqFilter programs", kube_labels,
+                                          ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
+        k->event_seconds = ao_metrics_family(op->metrics, "kube_event_duration_seconds", AO_METRIC_HISTOGRAM,
+                                             "Time to handle a Kubernetes watch event", kube_labels,
+                                             ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
+        k->snapshot_objects = ao_metrics_family(op->metrics, "kube_snapshot_objects", AO_METRIC_GAUGE,
+                                                "Objects kept for a kubernetes binding", kube_labels, NULL, 0);
+        k->watch_errors = ao_metrics_family(op->metrics, "kubernetes_client_watch_errors_total", AO_METRIC_COUNTER,
+                                            "Watch and list failures by kind", error_labels, NULL, 0);
+        k->request_results =
+            ao_metrics_family(op->metrics, "kubernetes_client_request_result_total", AO_METRIC_COUNTER,
+                              "Kubernetes API requests by status code", result_labels, NULL, 0);
+        k->request_latency = ao_metrics_family(
+            op->metrics, "kubernetes_client_request_latency_seconds", AO_METRIC_HISTOGRAM,
+            "Kubernetes API request latency", latency_labels, ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
+        k->limiter_latency = ao_metrics_family(op->metrics, "kubernetes_client_rate_limiter_latency_seconds",
+                                               AO_METRIC_HISTOGRAM, "Time requests waited for the client rate limiter",
+                                               limiter_labels, ao_metrics_buckets_seconds,
+                                               ao_metrics_n_buckets_seconds);
+}
+
+/* ---- snapshots -------------------------------------------------------------------------------- */
+
+static cJSON *snapshot_of(void *userdata, const char *binding)
+{
+        struct hook_monitors *hm = userdata;
+        for (size_t i = 0; i < hm->n; i++)
+                if (hm->monitors[i] && strcmp(hm->hook->config.kubernetes[i].name, binding) == 0)
+                        return ao_kube_monitor_snapshot(hm->monitors[i]);
+        return NULL;
+}
+
+static struct hook_monitors *monitors_of(struct operator_state *op, struct module *mod, const struct ao_hook *hook)
+{
+        if (!op->kube)
+                return NULL;
+        struct hook_monitors *set = mod ? mod->kube : op->kube->global;
+        size_t n = mod ? mod->n_hooks : op->n_global_hooks;
+        if (!set)
+                return NULL;
+        for (size_t i = 0; i < n; i++)
+                if (set[i].hook == hook)
+                        return &set[i];
+        return NULL;
+}
+
+struct ao_snapshot_source kube_snapshot_source(struct operator_state *op, struct module *mod,
+                                               const struct ao_hook *hook)
+{
+        struct hook_monitors *hm = monitors_of(op, mod, hook);
+        return (struct ao_snapshot_source){.get = hm ? snapshot_of : NULL, .userdata = hm};
+}
+
+void kube_refresh_contexts(struct operator_state *op, struct module *mod, const struct ao_hook *hook,
+                           cJSON *contexts)
+{
+        struct ao_snapshot_source src = kube_snapshot_source(op, mod, hook);
+        ao_binding_contexts_refresh(contexts, &src);
+}
+
+void kube_unlock(struct operator_state *op, struct module *mod, const struct ao_hook *hook, int binding)
+{
+        struct hook_monitors *hm = monitors_of(op, mod, hook);
+        if (hm && binding >= 0 && (size_t) binding < hm->n)
+                hm->unlocked[binding] = true;
+}
+
+/* ---- events ----------------------------------------------------------------------------------- */
+
+static void on_monitor_event(struct ao_kube_monitor *m, unsigned watch_event, cJSON *item, const cJSON *object,
+                             void *userdata)
+{
+        struct binding_slot *slot = userdata;
+        struct hook_monitors *hm = slot->hm;
+        struct operator_state *op = hm->op;
+        uint64_t start = ao_clock_now_usec();
+        update_snapshot_gauge(hm, slot->index);
+        if (!hm->unlocked[slot->index]) {
+                cJSON_Delete(item);
+                return;
+        }
+        const struct ao_kubernetes_binding *b = &hm->hook->config.kubernetes[slot->index];
+        if (hm->hook->config.version == 0 && !cJSON_HasObjectItem(item, "object"))
+                cJSON_AddItemToObject(item, "object", cJSON_Duplicate(object, true));
+        struct ao_snapshot_source src = {.get = snapshot_of, .userdata = hm};
+        cJSON *contexts = cJSON_CreateArray();
+        cJSON_AddItemToArray(contexts, ao_binding_context_event(&hm->hook->config, b, watch_event, item, &src));
+        size_t hook_index = (size_t) (hm - (hm->mod ? hm->mod->kube : op->kube->global));
+        struct ao_throttle *throttle = hm->mod ? (hm->mod->throttles ? &hm->mod->throttles[hook_index] : NULL)
+                                               : (op->global_throttles ? &op->global_throttles[hook_index] : NULL);
+        char *description = NULL, *key = NULL;
+        struct ao_task_spec spec = hook_task_spec(hm->mod, hm->hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes",
+                                                  contexts, b->allow_failure, throttle, &description, &key);
+        ao_queue_push_tail(operator_queue(op, b->queue), &spec);
+        free(description);
+        free(key);
+        const char *labels[5];
+        binding_labels(hm, slot->index, labels);
+        ao_metric_observe(op->kube->event_seconds, labels, (double) (ao_clock_now_usec() - start) / 1e6);
+}
+
+static void on_jq(void *userdata, uint64_t usec)
+{
+        struct binding_slot *slot = userdata;
+        const char *labels[5];
+        binding_labels(slot->hm, slot->index, labels);
+        ao_metric_observe(slot->hm->op->kube->jq_seconds, labels, (double) usec / 1e6);
+}
+
+static void check_waiters(struct operator_state *op);
+
+static void on_monitor_synced(struct ao_kube_monitor *m, void *userdata)
+{
+        struct binding_slot *slot = userdata;
+        update_snapshot_gauge(slot->hm, slot->index);
+        check_waiters(slot->hm->op);
+}
+
+static const struct ao_kube_monitor_ops monitor_ops = {.synced = on_monitor_synced, .event = on_monitor_event};
+
+/* ---- starting and stopping monitors ----------------------------------------------------------- */
+
+static struct hook_monitors *monitors_new(struct operator_state *op, struct module *mod, struct ao_hook *hooks,
+                                          size_t n)
+{
+        struct hook_monitors *set = ao_xcalloc(n + 1, sizeof(*set));
+        for (size_t i = 0; i < n; i++) {
+                struct hook_monitors *hm = &set[i];
+                hm->op = op;
+                hm->mod = mod;
+                hm->hook = &hooks[i];
+                hm->n = hooks[i].config.n_kubernetes;
+                hm->monitors = ao_xcalloc(hm->n + 1, sizeof(*hm->monitors));
+                hm->slots = ao_xcalloc(hm->n + 1, sizeof(*hm->slots));
+                hm->unlocked = ao_xcalloc(hm->n + 1, sizeof(*hm->unlocked));
+                for (size_t j = 0; j < hm->n; j++)
+                        hm->slots[j] = (struct binding_slot){hm, j};
+        }
+        return set;
+}
+
+static void monitors_free(struct hook_monitors *set, size_t n)
+{
+        for (size_t i = 0; set && i < n; i++) {
+                for (size_t j = 0; j < set[i].n; j++) {
+                        set[i].monitors[j] = ao_kube_monitor_free(set[i].monitors[j]);
+                        update_snapshot_gauge(&set[i], j);
+                }
+                free(set[i].monitors);
+                free(set[i].slots);
+                free(set[i].unlocked);
+        }
+        free(set);
+}
+
+/* Start what is not running yet. Returns < 0 (logged) when a binding's kind is unknown. */
+static int start_monitors(struct operator_state *op, struct hook_monitors *set, size_t n, struct ao_error *reterr)
+{
+        struct kube_state *k = op->kube;
+        for (size_t i = 0; i < n; i++) {
+                struct hook_monitors *hm = &set[i];
+                for (size_t j = 0; j < hm->n; j++) {
+                        if (hm->monitors[j])
+                                continue;
+                        struct ao_kube_monitor_env env = {
+                            .informers = k->informers, .discovery = k->discovery, .jq = k->jq, .on_jq = on_jq};
+                        int r = ao_kube_monitor_new(&env, &hm->hook->config.kubernetes[j], hm->hook->name, &monitor_ops,
+                                                    &hm->slots[j], &hm->monitors[j], reterr);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static bool all_synced(const struct hook_monitors *set, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < set[i].n; j++)
+                        if (!set[i].monitors[j] || !ao_kube_monitor_synced(set[i].monitors[j]))
+                                return false;
+        return true;
+}
+
+static struct hook_monitors **set_of(struct operator_state *op, struct module *mod, size_t *ret_n)
+{
+        *ret_n = mod ? mod->n_hooks : op->n_global_hooks;
+        return mod ? &mod->kube : &op->kube->global;
+}
+
+/* ---- discovery -------------------------------------------------------------------------------- */
+
+static void start_discovery(struct operator_state *op);
+
+static int on_discovery_retry(struct ao_source *s, uint64_t now, void *userdata)
+{
+        start_discovery(userdata);
+        return 0;
+}
+
+static void on_discovery_done(const struct ao_error *error, void *userdata)
+{
+        struct operator_state *op = userdata;
+        struct kube_state *k = op->kube;
+        k->fetch = NULL;
+        if (error) {
+                ao_log(AO_LOG_ERROR, "Kubernetes API at %s: %s; retrying in 5s", ao_kube_client_server(k->client),
+                       error->msg);
+                k->refreshing = ao_kube_discovery_free(k->refreshing);
+                (void) ao_source_set_time_relative(k->discovery_retry, DISCOVERY_RETRY_USEC);
+                return;
+        }
+        if (k->discovery) {
+                k->retired = ao_xreallocarray(k->retired, k->n_retired + 1, sizeof(*k->retired));
+                k->retired[k->n_retired++] = k->discovery;
+        }
+        k->discovery = k->refreshing;
+        k->refreshing = NULL;
+        k->discovery_ready = true;
+        k->discovery_usec = ao_clock_now_usec();
+        ao_log(AO_LOG_INFO, "Kubernetes API at %s: %zu resources discovered", ao_kube_client_server(k->client),
+               ao_kube_discovery_count(k->discovery));
+        check_waiters(op);
+}
+
+static void start_discovery(struct operator_state *op)
+{
+        struct kube_state *k = op->kube;
+        if (k->fetch)
+                return;
+        k->refreshing = ao_kube_discovery_new();
+        struct ao_error err = {0};
+        if (ao_kube_discovery_fetch(k->client, k->refreshing, on_discovery_done, op, &k->fetch, &err) < 0)
+                on_discovery_done(&err, op);
+}
+
+/* ---- waiting for sync ------------------------------------------------------------------------- */
+
+/* Whether @w is settled: true when its callback ran (or was given up on). */
+static bool try_waiter(struct operator_state *op, struct sync_waiter *w)
+{
+        struct kube_state *k = op->kube;
+        if (!k->discovery_ready)
+                return false;
+        size_t n;
+        struct hook_monitors **set = set_of(op, w->mod, &n);
+        struct ao_hook *hooks = w->mod ? w->mod->hooks : op->global_hooks;
+        if (!*set)
+                *set = monitors_new(op, w->mod, hooks, n);
+        struct ao_error err = {0};
+        if (start_monitors(op, *set, n, &err) < 0) {
+                if (err.code == -ENOENT && ao_clock_now_usec() - k->discovery_usec > DISCOVERY_REFRESH_USEC) {
+                        ao_log(AO_LOG_INFO, "%s; refreshing discovery", err.msg);
+                        k->discovery_ready = false;
+                        start_discovery(op);
+                        return false;
+                }
+                ao_log(AO_LOG_ERROR, "%s", err.msg);
+                w->done(op, false, w->userdata);
+                return true;
+        }
+        if (!all_synced(*set, n))
+                return false;
+        w->done(op, true, w->userdata);
+        return true;
+}
+
+static void check_waiters(struct operator_state *op)
+{
+        struct kube_state *k = op->kube;
+        struct sync_waiter **pp = &k->waiters;
+        while (*pp) {
+                struct sync_waiter *w = *pp;
+                /* Unlink first: the callback may queue tasks, finish its own and add waiters. */
+                *pp = w->next;
+                w->next = NULL;
+                if (try_waiter(op, w)) {
+                        free(w);
+                        continue;
+                }
+                w->next = *pp;
+                *pp = w;
+                pp = &w->next;
+        }
+}
+
+void kube_when_synced(struct operator_state *op, struct module *mod, kube_synced_handler *done, void *userdata)
+{
+        struct sync_waiter *w = ao_xcalloc(1, sizeof(*w));
+        *w = (struct sync_waiter){.mod = mod, .done = done, .userdata = userdata};
+        w->next = op->kube->waiters;
+        op->kube->waiters = w;
+        check_waiters(op);
+}
+
+bool kube_has_bindings(const struct ao_hook *hooks, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (hooks[i].config.n_kubernetes > 0)
+                        return true;
+        return false;
+}
+
+/* ---- Synchronization runs --------------------------------------------------------------------- */
+
+cJSON *kube_sync_contexts(struct operator_state *op, struct module *mod, struct ao_hook *hook, size_t binding)
+{
+        struct hook_monitors *hm = monitors_of(op, mod, hook);
+        struct ao_snapshot_source src = {.get = snapshot_of, .userdata = hm};
+        const struct ao_kubernetes_binding *b = &hook->config.kubernetes[binding];
+        cJSON *objects = hm && hm->monitors[binding] ? ao_kube_monitor_snapshot(hm->monitors[binding]) : NULL;
+        cJSON *contexts = cJSON_CreateArray();
+        cJSON_AddItemToArray(contexts, ao_binding_context_synchronization(&hook->config, b, objects, &src));
+        return contexts;
+}
+
+void kube_stop(struct operator_state *op, struct module *mod)
+{
+        if (!op->kube)
+                return;
+        size_t n;
+        struct hook_monitors **set = set_of(op, mod, &n);
+        monitors_free(*set, n);
+        *set = NULL;
+        /* A waiter for a stopped owner would start its monitors again: drop it. */
+        for (struct sync_waiter **pp = &op->kube->waiters; *pp;) {
+                struct sync_waiter *w = *pp;
+                if (w->mod != mod) {
+                        pp = &w->next;
+                        continue;
+                }
+                *pp = w->next;
+                w->done(op, false, w->userdata);
+                free(w);
+        }
+}
+
+/* ---- the global Synchronization step (step 2) ------------------------------------------------- */
+
+static struct ao_throttle *global_throttle(struct operator_state *op, size_t i)
+{
+        return op->global_throttles ? &op->global_throttles[i] : NULL;
+}
+
+/*
+ * Queue Synchronization runs, hooks in name order: those that wait for synchronization right
+ * after the step (so the converge behind them sees their effect), the others in their queues.
+ */
+static void on_global_synced(struct operator_state *op, bool ok, void *userdata)
+{
+        struct ao_task *t = userdata;
+        if (!ok) {
+                ao_task_finish(t, AO_TASK_FAIL);
+                return;
+        }
+        struct ao_task *after = t;
+        for (size_t i = 0; i < op->n_global_hooks; i++) {
+                struct ao_hook *hook = &op->global_hooks[i];
+                for (size_t j = 0; j < hook->config.n_kubernetes; j++) {
+                        const struct ao_kubernetes_binding *b = &hook->config.kubernetes[j];
+                        if (!b->execute_hook_on_synchronization) {
+                                kube_unlock(op, NULL, hook, (int) j);
+                                continue;
+                        }
+                        char *description = NULL, *key = NULL;
+                        struct ao_task_spec spec = hook_task_spec(
+                            NULL, hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes", kube_sync_contexts(op, NULL, hook, j),
+                            b->allow_failure, global_throttle(op, i), &description, &key);
+                        struct hook_task *ht = spec.payload;
+                        ht->kube_sync = true;
+                        ht->kube_binding = j;
+                        if (b->wait_for_synchronization)
+                                after = ao_queue_push_after(after, &spec);
+                        else
+                                ao_queue_push_tail(operator_queue(op, b->queue), &spec);
+                        free(description);
+                        free(key);
+                }
+        }
+        ao_task_finish(t, AO_TASK_SUCCESS);
+}
+
+void kube_sync_task_handle(struct operator_state *op, struct ao_task *t)
+{
+        kube_when_synced(op, NULL, on_global_synced, t);
+}
+
+void kube_sync_task_queue(struct operator_state *op)
+{
+        struct ao_task_spec spec = {.type = TASK_KUBE_SYNC, .description = "GlobalHookEnableKubernetesBindings"};
+        ao_queue_push_tail(operator_queue(op, AO_QUEUE_MAIN), &spec);
+}
+
+/* ---- start-up and shutdown -------------------------------------------------------------------- */
+
+int kube_start(struct operator_state *op, struct ao_error *reterr)
+{
+        const struct ao_settings *s = op->settings;
+        struct ao_kube_config_options where = {
+            .kube_config = s->kube_config,
+            .kube_context = s->kube_context,
+            .kube_server = s->kube_server,
+            .kubeconfig_env = getenv("KUBECONFIG"),
+            .home = getenv("HOME"),
+            .service_host = getenv("KUBERNETES_SERVICE_HOST"),
+            .service_port = getenv("KUBERNETES_SERVICE_PORT"),
+        };
+        struct ao_kube_config config = {0};
+        int r = ao_kube_config_load(&where, &config, reterr);
+        if (r == -ENOENT) {
+                ao_log(AO_LOG_INFO, "no Kubernetes cluster configured: kubernetes bindings are skipped");
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        struct kube_state *k = op->kube = ao_xcalloc(1, sizeof(*k));
+        k->config = config;
+        register_metrics(op);
+        struct ao_kube_client_options options = {.qps = s->kube_client_qps,
+                                                 .burst = s->kube_client_burst,
+                                                 .observe = on_request,
+                                                 .observe_userdata = op};
+        r = ao_kube_client_new(op->reactor, &k->config, &options, &k->client, reterr);
+        if (r < 0)
+                return r;
+        struct ao_informers_options inf_options = {.on_error = on_watch_error,
+                                                   .userdata = op,
+                                                   .backoff_scale_percent =
+                                                       (uint64_t) (s->retry_delay_scale * 100 + 0.5)};
+        k->informers = ao_informers_new(op->reactor, k->client, &inf_options);
+        k->jq = ao_jq_cache_new();
+        r = ao_reactor_add_time(op->reactor, &k->discovery_retry, 0, on_discovery_retry, op);
+        if (r < 0)
+                return ao_error_set(reterr, r, "cannot create the discovery timer");
+        (void) ao_source_set_enabled(k->discovery_retry, AO_SOURCE_OFF);
+        ao_log(AO_LOG_INFO, "Kubernetes API at %s (%s)", ao_kube_client_server(k->client), k->config.source);
+        start_discovery(op);
+        return 0;
+}
+
+void kube_done(struct operator_state *op)
+{
+        struct kube_state *k = op->kube;
+        if (!k)
+                return;
+        while (k->waiters) {
+                struct sync_waiter *w = k->waiters;
+                k->waiters = w->next;
+                free(w);
+        }
+        for (size_t i = 0; i < op->modules.n; i++) {
+                monitors_free(op->modules.items[i].kube, op->modules.items[i].n_hooks);
+                op->modules.items[i].kube = NULL;
+        }
+        monitors_free(k->global, op->n_global_hooks);
+        ao_kube_discovery_fetch_cancel(k->fetch);
+        ao_informers_free(k->informers);
+        ao_kube_client_free(k->client);
+        ao_jq_cache_free(k->jq);
+        ao_kube_discovery_free(k->discovery);
+        ao_kube_discovery_free(k->refreshing);
+        for (size_t i = 0; i < k->n_retired; i++)
+                ao_kube_discovery_free(k->retired[i]);
+        free(k->retired);
+        ao_source_free(k->discovery_retry);
+        ao_kube_config_done(&k->config);
+        free(k);
+        op->kube = NULL;
+}
