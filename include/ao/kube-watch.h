@@ -43,26 +43,44 @@ struct ao_watch_event {
         const char *resource_version; /* object.metadata.resourceVersion (points into @object), or NULL */
 };
 
-/** Called once per event, in order. Return < 0 to stop decoding (returned by feed). */
+/**
+ * Called once per event, in order, from inside ao_watch_decoder_feed(). It takes @ev->object
+ * whatever it returns. Return < 0 to stop decoding: feed returns that code, and sets its
+ * @reterr only when that holds no error yet (code 0), so a handler that records its own reason
+ * in the same struct ao_error (through @userdata) keeps it. The handler must not feed, reset or
+ * free the decoder.
+ */
 typedef int ao_watch_event_handler(struct ao_watch_event *ev, void *userdata);
 
 struct ao_watch_decoder;
 
+/**
+ * A decoder for one stream at a time. @max_event caps one line, in bytes without its line
+ * ending; 0 means AO_WATCH_EVENT_MAX. The decoder never holds more than @max_event + 1 bytes.
+ * @cb is required (NULL: returns NULL); @userdata is borrowed. Allocation failure aborts.
+ */
 struct ao_watch_decoder *ao_watch_decoder_new(size_t max_event, ao_watch_event_handler *cb, void *userdata);
 struct ao_watch_decoder *ao_watch_decoder_free(struct ao_watch_decoder *d);
 
 /**
- * Feed @len bytes. Every complete line is decoded and delivered; blank lines are skipped. A
- * line that is not a JSON object with a known "type" and an object "object", or longer than the
- * cap, fails with -EBADMSG / -E2BIG and a message with the event's ordinal number and a short
- * excerpt. After an error the decoder must be reset before it is fed again.
+ * Feed @len bytes. Every complete line ("\n", or "\r\n") is decoded and delivered; blank lines
+ * are skipped. A line that is not a JSON object with a known "type" and an object "object", or
+ * longer than the cap, fails with -EBADMSG / -E2BIG and a message with the event's ordinal
+ * number (1-based, since the last reset) and a short excerpt; -E2BIG comes as soon as the held
+ * part of a line is over the cap, without waiting for its newline. Events before the failing
+ * line have been delivered. After an error (a handler's included) the decoder must be reset
+ * before it is fed again: until then feed and finish fail with -EINVAL.
  */
 int ao_watch_decoder_feed(struct ao_watch_decoder *d, const char *data, size_t len, struct ao_error *reterr);
 
-/** At the end of the stream: -EBADMSG when a partial line is left over (truncated stream), else 0. */
+/**
+ * At the end of the stream: -EBADMSG when a partial line is left over (truncated stream: a last
+ * event without its newline counts as truncated, as the API server always ends events with
+ * one), else 0 and the decoder may be fed again.
+ */
 int ao_watch_decoder_finish(struct ao_watch_decoder *d, struct ao_error *reterr);
 
-/** Drop buffered bytes and the event count (new connection). */
+/** Drop buffered bytes, the event count and any error (new connection). */
 void ao_watch_decoder_reset(struct ao_watch_decoder *d);
 
 /** A metav1.Status: what errors and ERROR events carry. Strings point into the parsed object. */
@@ -77,9 +95,9 @@ int ao_kube_status_from_json(const struct cJSON *obj, struct ao_kube_status *ret
 
 /** A decoded list response. @items is taken out of the document (caller owns it). */
 struct ao_kube_list {
-        struct cJSON *items;          /* owned array (possibly empty) */
-        char *resource_version;       /* owned: metadata.resourceVersion, or NULL */
-        char *continue_token;         /* owned: metadata.continue when non-empty, or NULL */
+        struct cJSON *items;    /* owned array (possibly empty) */
+        char *resource_version; /* owned: metadata.resourceVersion, or NULL */
+        char *continue_token;   /* owned: metadata.continue when non-empty, or NULL */
 };
 
 /**

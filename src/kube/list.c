@@ -22,9 +22,9 @@
  * here. On errors (403, 410, ...) the body is a Status instead.
  */
 
-#define EXCERPT_MAX 64  /* bytes of the body quoted in an error, "..." included */
-#define MESSAGE_MAX 256 /* bytes of a Status message quoted */
-#define CONTEXT_BEFORE 16 /* bytes shown before the position of a syntax error */
+#define EXCERPT_MAX    64  /* bytes of the body quoted in an error, "..." included */
+#define MESSAGE_MAX    256 /* bytes of a Status message quoted */
+#define CONTEXT_BEFORE 16  /* bytes shown before the position of a syntax error */
 
 static void json_deletep(cJSON **json)
 {
@@ -86,7 +86,8 @@ static int parse_body(const char *body, size_t len, cJSON **ret, struct ao_error
                 if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
                         cJSON_Delete(doc);
                         return ao_error_set(reterr, -EBADMSG, "list: text after the list at byte %zu: '%s'",
-                                            (size_t) (p - body), excerpt(buf, sizeof(buf), p, (size_t) (body + len - p)));
+                                            (size_t) (p - body),
+                                            excerpt(buf, sizeof(buf), p, (size_t) (body + len - p)));
                 }
         *ret = doc;
         return 0;
@@ -99,10 +100,10 @@ static int refuse_status(const cJSON *doc, struct ao_error *reterr)
         char reason[EXCERPT_MAX], message[MESSAGE_MAX];
 
         (void) ao_kube_status_from_json(doc, &st);
-        return ao_error_set(reterr, -EPROTO, "list: the API server answered with a Status: %d %s: '%s'", st.code,
-                            st.reason[0] ? excerpt(reason, sizeof(reason), st.reason, strlen(st.reason))
-                                         : "(no reason)",
-                            excerpt(message, sizeof(message), st.message, strlen(st.message)));
+        return ao_error_set(
+            reterr, -EPROTO, "list: the API server answered with a Status: %d %s: '%s'", st.code,
+            st.reason[0] ? excerpt(reason, sizeof(reason), st.reason, strlen(st.reason)) : "(no reason)",
+            excerpt(message, sizeof(message), st.message, strlen(st.message)));
 }
 
 /* "ConfigMapList" → "ConfigMap"; NULL when @list_kind names no item kind. */
@@ -144,12 +145,14 @@ static int fill_member(cJSON *item, size_t i, const char *name, const char *valu
 
         if (m) {
                 if (!cJSON_IsString(m))
-                        return ao_error_set(reterr, -EBADMSG, "list: items[%zu]: %s is not a string", i, name);
+                        return ao_error_set(reterr, -EBADMSG, "list: items[%zu]: %s is not a string", i,
+                                            name);
                 return 0;
         }
         if (!value)
-                return ao_error_set(reterr, -EBADMSG, "list: items[%zu]: %s missing and not implied by the list (kind '%s')",
-                                    i, name, excerpt(buf, sizeof(buf), list_kind, strlen(list_kind)));
+                return ao_error_set(reterr, -EBADMSG,
+                                    "list: items[%zu]: %s missing and not implied by the list (kind '%s')", i,
+                                    name, excerpt(buf, sizeof(buf), list_kind, strlen(list_kind)));
         if (prepend_string(item, name, value) < 0)
                 return ao_error_set(reterr, -ENOMEM, "list: items[%zu]: out of memory", i);
         return 0;

@@ -35,13 +35,13 @@
  * events come from the server and go to hooks as JSON again.
  */
 
-#define EXCERPT_MAX 64          /* bytes of a line quoted in an error, "..." included */
-#define KEEP_MAX    (64 * 1024) /* buffer capacity kept between lines */
-#define CONTEXT_BEFORE 16       /* bytes shown before the position of a syntax error */
+#define EXCERPT_MAX    64          /* bytes of a line quoted in an error, "..." included */
+#define KEEP_MAX       (64 * 1024) /* buffer capacity kept between lines */
+#define CONTEXT_BEFORE 16          /* bytes shown before the position of a syntax error */
 
 static const char *const type_names[_AO_WATCH_EVENT_MAX] = {
-    [AO_WATCH_EVENT_ADDED] = "ADDED",       [AO_WATCH_EVENT_MODIFIED] = "MODIFIED",
-    [AO_WATCH_EVENT_DELETED] = "DELETED",   [AO_WATCH_EVENT_BOOKMARK] = "BOOKMARK",
+    [AO_WATCH_EVENT_ADDED] = "ADDED",     [AO_WATCH_EVENT_MODIFIED] = "MODIFIED",
+    [AO_WATCH_EVENT_DELETED] = "DELETED", [AO_WATCH_EVENT_BOOKMARK] = "BOOKMARK",
     [AO_WATCH_EVENT_ERROR] = "ERROR",
 };
 
@@ -51,9 +51,9 @@ struct ao_watch_decoder {
         void *userdata; /* borrowed */
         char *buf;      /* owned: the start of a line whose "\n" has not arrived; never holds "\n" */
         size_t len;
-        size_t cap;       /* at most max_event + 1 */
-        size_t n_events;  /* non-blank lines seen since the last reset: the ordinal in messages */
-        bool failed;      /* an error was returned: only reset() or free() are allowed now */
+        size_t cap;      /* at most max_event + 1 */
+        size_t n_events; /* non-blank lines seen since the last reset: the ordinal in messages */
+        bool failed;     /* an error was returned: only reset() or free() are allowed now */
 };
 
 const char *ao_watch_type_to_string(enum ao_watch_type t)
@@ -258,11 +258,15 @@ static int deliver(struct ao_watch_decoder *d, struct ao_watch_event *ev, struct
 {
         if (!ev->object)
                 return 0;
+        enum ao_watch_type type = ev->type;
         int r = d->cb(ev, d->userdata);
-        if (r < 0)
-                return ao_error_set(reterr, r, "watch event %zu: handler failed: %s", d->n_events,
-                                    strerror(-r));
-        return 0;
+        if (r >= 0)
+                return 0;
+        /* The handler may have said why in this very struct (the informer does): keep that. */
+        if (reterr && reterr->code != 0)
+                return r;
+        return ao_error_set(reterr, r, "watch event %zu (%s): handler failed: %s", d->n_events,
+                            ao_watch_type_to_string(type), strerror(-r));
 }
 
 /* Add @len bytes of a line to the buffer, or fail when the line gets longer than the cap. */
@@ -344,8 +348,9 @@ int ao_watch_decoder_finish(struct ao_watch_decoder *d, struct ao_error *reterr)
                 return 0;
         }
         d->failed = true;
-        return ao_error_set(reterr, -EBADMSG, "watch stream: truncated inside event %zu after %zu bytes: '%s'",
-                            d->n_events + 1, d->len, excerpt(buf, d->buf, d->len));
+        return ao_error_set(reterr, -EBADMSG,
+                            "watch stream: truncated inside event %zu after %zu bytes: '%s'", d->n_events + 1,
+                            d->len, excerpt(buf, d->buf, d->len));
 }
 
 /* ---- Status ------------------------------------------------------------------------------------------ */
