@@ -20,17 +20,22 @@
 struct cJSON;
 struct ao_jq_cache;
 
+/** An empty cache. Programs are compiled on first use and kept until the cache is freed. */
 struct ao_jq_cache *ao_jq_cache_new(void);
+/** Free @c and tear down every compiled program; NULL is accepted. Returns NULL. */
 struct ao_jq_cache *ao_jq_cache_free(struct ao_jq_cache *c);
 
 /**
  * Run @filter on @input (borrowed). On success @ret_result is a new cJSON value (caller-owned)
  * and @ret_text, when non-NULL, its canonical JSON text (malloc'd; used for change detection).
- * A compile error or runtime error (jq's "error(...)", a type error) returns -EINVAL with jq's
- * message and the filter in @reterr.
+ * A compile error or runtime error (jq's "error(...)", a type error, halt_error) returns -EINVAL
+ * with jq's message and the filter in @reterr, as one printable line ("jqFilter '.a': Cannot
+ * index array with string \"a\""); a filter that does not compile is remembered and reported
+ * on every call. -E2BIG: more than 100000 results, or a value nested deeper than 1000 levels
+ * (cJSON's own parse limit) in @input or the result. Nothing is written on failure.
  */
-int ao_jq_apply(struct ao_jq_cache *c, const char *filter, const struct cJSON *input, struct cJSON **ret_result,
-                char **ret_text, struct ao_error *reterr);
+int ao_jq_apply(struct ao_jq_cache *c, const char *filter, const struct cJSON *input,
+                struct cJSON **ret_result, char **ret_text, struct ao_error *reterr);
 
-/** Programs compiled so far (tests check that the cache is hit). */
+/** Programs compiled so far, failed ones included (tests check that the cache is hit). */
 size_t ao_jq_cache_size(const struct ao_jq_cache *c);

@@ -46,6 +46,33 @@ static bool streq(const char *a, const char *b)
         return strcmp(a, b) == 0;
 }
 
+/* Room for a string from a document quoted in a message: one line, shortened. */
+#define PRINTABLE_MAX 128
+
+/*
+ * @s for an error message: control characters escaped, invalid UTF-8
+ * replaced, shortened to fit @buf. Messages end up in log lines, and the
+ * strings come from the API server.
+ */
+static const char *printable(char buf[static PRINTABLE_MAX], const char *s)
+{
+        _cleanup_(ao_strbuf_done) struct ao_strbuf sb = {0};
+        size_t len;
+
+        ao_strbuf_append_sanitized(&sb, s);
+        len = sb.len;
+        if (len >= PRINTABLE_MAX) {
+                len = PRINTABLE_MAX - 4;
+                while (len > 0 && ((unsigned char) sb.buf[len] & 0xC0) == 0x80)
+                        len--; /* do not cut a UTF-8 sequence */
+                memcpy(buf + len, "...", 4);
+        } else {
+                buf[len] = '\0';
+        }
+        memcpy(buf, ao_strbuf_str(&sb), len);
+        return buf;
+}
+
 /* ---- freeing ------------------------------------------------------------------------------------- */
 
 static void strv_free(char **strv)
@@ -264,13 +291,13 @@ static int parse_short_names(const cJSON *item, const char *gv, size_t i, char *
  * never matched: subresources ("pods/status"), and resources without verbs,
  * which kube-client's lookup skips as well (nothing can be done with them).
  */
-static int parse_resource(const cJSON *item, const struct group_version *gv, size_t i,
+static int parse_resource(const cJSON *item, const struct group_version *gv, const char *where, size_t i,
                           struct ao_kube_resource *ret, bool *ret_skip, struct ao_error *reterr)
 {
-        const char *name, *kind, *where = gv->group_version;
+        const char *name = NULL, *kind = NULL;
         const cJSON *namespaced;
-        char **short_names;
-        bool any_verbs, watchable;
+        char **short_names = NULL;
+        bool any_verbs = false, watchable = false;
         int r;
 
         if (!cJSON_IsObject(item))
@@ -312,7 +339,8 @@ static int parse_resource(const cJSON *item, const struct group_version *gv, siz
         return 0;
 }
 
-static int parse_resources(const cJSON *items, struct group_version *gv, struct ao_error *reterr)
+static int parse_resources(const cJSON *items, struct group_version *gv, const char *where,
+                           struct ao_error *reterr)
 {
         const cJSON *item;
         size_t i = 0;
@@ -320,8 +348,8 @@ static int parse_resources(const cJSON *items, struct group_version *gv, struct 
         gv->resources = ao_xcalloc((size_t) cJSON_GetArraySize(items) + 1, sizeof(struct ao_kube_resource));
         cJSON_ArrayForEach(item, items)
         {
-                bool skip;
-                int r = parse_resource(item, gv, i++, &gv->resources[gv->n_resources], &skip, reterr);
+                bool skip = true;
+                int r = parse_resource(item, gv, where, i++, &gv->resources[gv->n_resources], &skip, reterr);
                 if (r < 0)
                         return r;
                 if (!skip)
@@ -335,31 +363,33 @@ int ao_kube_discovery_add_resources(struct ao_kube_discovery *d, const char *gro
 {
         struct group_version gv = {0}, *old;
         const cJSON *declared, *items;
+        char where[PRINTABLE_MAX], other[PRINTABLE_MAX];
         int r;
 
+        (void) printable(where, group_version);
         if (split_group_version(group_version, &gv.group, &gv.version) < 0)
-                return ao_error_set(reterr, -EINVAL, "'%s': not a group/version", group_version);
+                return ao_error_set(reterr, -EINVAL, "'%s': not a group/version", where);
         gv.group_version = ao_xstrdup(group_version);
         if (!cJSON_IsObject(resource_list)) {
-                r = ao_error_set(reterr, -EINVAL, "%s: not an APIResourceList object", group_version);
+                r = ao_error_set(reterr, -EINVAL, "%s: not an APIResourceList object", where);
                 goto fail;
         }
         /* Guards against storing a document under the wrong name (a mixed-up fetch). */
         declared = cJSON_GetObjectItemCaseSensitive(resource_list, "groupVersion");
         if (declared && !cJSON_IsString(declared)) {
-                r = ao_error_set(reterr, -EINVAL, "%s: groupVersion: not a string", group_version);
+                r = ao_error_set(reterr, -EINVAL, "%s: groupVersion: not a string", where);
                 goto fail;
         }
         if (declared && !streq(declared->valuestring, group_version)) {
-                r = ao_error_set(reterr, -EINVAL, "%s: groupVersion: '%s' does not match", group_version,
-                                 declared->valuestring);
+                r = ao_error_set(reterr, -EINVAL, "%s: groupVersion: '%s' does not match", where,
+                                 printable(other, declared->valuestring));
                 goto fail;
         }
         if (get_array(resource_list, "resources", &items) < 0) {
-                r = ao_error_set(reterr, -EINVAL, "%s: resources: not an array", group_version);
+                r = ao_error_set(reterr, -EINVAL, "%s: resources: not an array", where);
                 goto fail;
         }
-        r = parse_resources(items, &gv, reterr);
+        r = parse_resources(items, &gv, where, reterr);
         if (r < 0)
                 goto fail;
 
@@ -384,6 +414,7 @@ static int parse_version(const cJSON *obj, size_t i, const char *what, const cha
                          struct ao_error *reterr)
 {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "version");
+        char buf[PRINTABLE_MAX];
 
         if (!cJSON_IsObject(obj))
                 return ao_error_set(reterr, -EINVAL, "APIGroupList: groups[%zu].%s: not an object", i, what);
@@ -392,7 +423,7 @@ static int parse_version(const cJSON *obj, size_t i, const char *what, const cha
                                     what);
         if (!is_segment(v->valuestring))
                 return ao_error_set(reterr, -EINVAL, "APIGroupList: groups[%zu].%s.version: invalid '%s'", i,
-                                    what, v->valuestring);
+                                    what, printable(buf, v->valuestring));
         *ret = v->valuestring;
         return 0;
 }
@@ -416,7 +447,7 @@ static int parse_group(const cJSON *item, size_t i, struct api_group *ret, struc
 {
         const cJSON *name, *versions, *v, *preferred;
         const char *version, *preferred_version = NULL;
-        char what[64];
+        char what[64], buf[PRINTABLE_MAX];
         size_t j = 0;
         int r;
 
@@ -427,7 +458,7 @@ static int parse_group(const cJSON *item, size_t i, struct api_group *ret, struc
                 return ao_error_set(reterr, -EINVAL, "APIGroupList: groups[%zu].name: not a string", i);
         if (!is_segment(name->valuestring))
                 return ao_error_set(reterr, -EINVAL, "APIGroupList: groups[%zu].name: invalid '%s'", i,
-                                    name->valuestring);
+                                    printable(buf, name->valuestring));
         if (get_array(item, "versions", &versions) < 0)
                 return ao_error_set(reterr, -EINVAL, "APIGroupList: groups[%zu].versions: not an array", i);
         cJSON_ArrayForEach(v, versions)
@@ -465,6 +496,7 @@ int ao_kube_discovery_add_groups(struct ao_kube_discovery *d, const struct cJSON
         struct strv gvs = {0};
         const cJSON *items, *item;
         struct api_group *groups;
+        char buf[PRINTABLE_MAX];
         size_t n = 0;
         int r;
 
@@ -481,7 +513,7 @@ int ao_kube_discovery_add_groups(struct ao_kube_discovery *d, const struct cJSON
                 n++;
                 if (group_listed_before(groups, n - 1, groups[n - 1].name)) {
                         r = ao_error_set(reterr, -EINVAL, "APIGroupList: groups[%zu].name: duplicate '%s'",
-                                         n - 1, groups[n - 1].name);
+                                         n - 1, printable(buf, groups[n - 1].name));
                         goto fail;
                 }
         }
@@ -557,6 +589,7 @@ const struct ao_kube_resource *ao_kube_discovery_find(const struct ao_kube_disco
                                                       struct ao_error *reterr)
 {
         _cleanup_free_ char *group = NULL, *version = NULL;
+        char k[PRINTABLE_MAX], v[PRINTABLE_MAX];
         const struct group_version *gv;
         const struct ao_kube_resource *r;
 
@@ -568,18 +601,19 @@ const struct ao_kube_resource *ao_kube_discovery_find(const struct ao_kube_disco
                 r = find_preferred(d, kind);
                 if (!r)
                         (void) ao_error_set(reterr, -ENOENT, "no resource '%s' in the preferred API versions",
-                                            kind);
+                                            printable(k, kind));
                 return r;
         }
         if (split_group_version(api_version, &group, &version) < 0) {
-                (void) ao_error_set(reterr, -EINVAL, "apiVersion '%s': not a group/version", api_version);
+                (void) ao_error_set(reterr, -EINVAL, "apiVersion '%s': not a group/version",
+                                    printable(v, api_version));
                 return NULL;
         }
         gv = find_group_version(d, group, version);
         r = match_in(gv, kind);
         if (!r)
-                (void) ao_error_set(reterr, -ENOENT, "no resource '%s' in apiVersion '%s'%s", kind,
-                                    api_version, gv ? "" : " (not served)");
+                (void) ao_error_set(reterr, -ENOENT, "no resource '%s' in apiVersion '%s'%s",
+                                    printable(k, kind), printable(v, api_version), gv ? "" : " (not served)");
         return r;
 }
 
