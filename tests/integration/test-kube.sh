@@ -50,8 +50,11 @@ wait_contexts() { # wait_contexts FILE N: until FILE holds N contexts, at most 2
         return 1
 }
 ctx() { contexts "$1" | sed -n "$2p"; } # ctx FILE N: the N-th context (1-based)
-open_watches() { fk GET /fake/watches | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["watches"]))'; }
-wait_watches() { # wait_watches N: until N watches are open
+open_watches() { # ConfigMap watches open on the server
+        fk GET /fake/watches | python3 -c 'import json,sys
+print(sum(1 for w in json.load(sys.stdin)["watches"] if w["path"].endswith("/configmaps")))'
+}
+wait_watches() { # wait_watches N: until N ConfigMap watches are open
         local i
         for i in $(seq 2000); do
                 [ "$(open_watches)" = "$1" ] && return 0
@@ -77,10 +80,21 @@ contexts:
 current-context: fake
 EOF
 
+ns() { # ns NAME LABELS-JSON: create or replace a Namespace
+        fk POST /fake/objects "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$1\",\"labels\":$2}}" >/dev/null
+}
 mkdir -p "$work/logs"
 # ---- fixtures and hooks --------------------------------------------------------------------------
 cm cm1 '{"a":"1"}' '{"app":"x"}'
 cm cm2 '{"b":"2"}' '{"app":"y"}'
+# Namespaces chosen by label: lab1 matches from the start, lab2 later.
+ns lab1 '{"watch":"yes"}'
+ns lab2 '{}'
+fk POST /fake/objects '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"in-lab1","namespace":"lab1"}}' >/dev/null
+fk POST /fake/objects '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"in-lab2","namespace":"lab2"}}' >/dev/null
+# 1,200 objects: the initial list comes in three pages of 500.
+python3 -c 'import json; print(json.dumps([{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"bulk-%04d" % i,"namespace":"bulk"}} for i in range(1200)]))' >"$work/bulk.json"
+fk POST /fake/objects "@$work/bulk.json" >/dev/null
 
 hook() { # hook <path> <config JSON>: a hook that appends each binding context array to logs/<name>.log
         mkdir -p "$(dirname "$work/$1")"
@@ -94,6 +108,8 @@ EOF
 # Two global hooks watch the same ConfigMaps in "test": one informer, one watch.
 hook global/hooks/filtered.sh '{"configVersion":"v1","kubernetes":[{"name":"cms","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["test"]}},"jqFilter":".data","keepFullObjectsInMemory":false}]}'
 hook global/hooks/full.sh '{"configVersion":"v1","kubernetes":[{"name":"all","apiVersion":"v1","kind":"cm","namespace":{"nameSelector":{"matchNames":["test"]}},"executeHookOnEvent":["Deleted"]}]}'
+hook global/hooks/labelled.sh '{"configVersion":"v1","kubernetes":[{"name":"labelled","kind":"ConfigMap","namespace":{"labelSelector":{"matchLabels":{"watch":"yes"}}},"jqFilter":".metadata.namespace + \"/\" + .metadata.name","keepFullObjectsInMemory":false}]}'
+hook global/hooks/bulk.sh '{"configVersion":"v1","kubernetes":[{"name":"bulk","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["bulk"]}},"jqFilter":".metadata.name","keepFullObjectsInMemory":false,"executeHookOnEvent":[]}]}'
 # A module hook: Synchronization between onStartup and beforeHelm; a name selector; snapshots.
 mkdir -p "$work/modules/010-kmod"
 printf 'kmod: {}\n' >"$work/modules/010-kmod/values.yaml"
@@ -124,6 +140,31 @@ is "$(ctx "$work/logs/watch.sh.log" 2)" \
         "module Synchronization: the name selector picks cm2"
 is "$(ctx "$work/logs/watch.sh.log" 3)" \
         '{"binding":"beforeHelm","snapshots":{"two":[{"filterResult":"cm2"}]}}' "beforeHelm carries the binding's snapshot"
+
+# ---- pagination ----------------------------------------------------------------------------------
+is "$(ctx "$work/logs/bulk.sh.log" 1 | python3 -c 'import json,sys
+c=json.load(sys.stdin); names=[o["filterResult"] for o in c["objects"]]
+print(c["type"], len(names), names == sorted(names), names[0], names[-1])')" "Synchronization 1200 True bulk-0000 bulk-1199" \
+        "1,200 objects: all of them, sorted"
+is "$(fk GET /fake/requests | python3 -c 'import json,sys
+print(sum(1 for r in json.load(sys.stdin)["requests"] if r["path"]=="/api/v1/namespaces/bulk/configmaps" and not r["watch"]))')" 3 \
+        "the list came in three pages (limit 500 with continue)"
+
+# ---- namespaces chosen by label ------------------------------------------------------------------
+is "$(ctx "$work/logs/labelled.sh.log" 1)" \
+        '{"binding":"labelled","objects":[{"filterResult":"lab1/in-lab1"}],"type":"Synchronization"}' \
+        "namespace.labelSelector: only the matching namespace's objects"
+ns lab2 '{"watch":"yes"}'
+wait_contexts "$work/logs/labelled.sh.log" 2
+is "$(ctx "$work/logs/labelled.sh.log" 2)" \
+        '{"binding":"labelled","filterResult":"lab2/in-lab2","type":"Event","watchEvent":"Added"}' \
+        "a namespace that starts matching: its objects arrive as Added"
+ns lab1 '{}'
+fk POST /fake/objects '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"second","namespace":"lab2"}}' >/dev/null
+wait_contexts "$work/logs/labelled.sh.log" 3
+is "$(ctx "$work/logs/labelled.sh.log" 3)" \
+        '{"binding":"labelled","filterResult":"lab2/second","type":"Event","watchEvent":"Added"}' \
+        "a namespace that stops matching: no Deleted events for its objects"
 
 # ---- shared watches ------------------------------------------------------------------------------
 watches=$(fk GET /fake/watches)
@@ -158,7 +199,7 @@ is "$(contexts "$work/logs/full.sh.log" | wc -l)" 2 "the second hook saw no Adde
 fk POST /fake/faults '{"method":"GET","path":"/configmaps$","watch":true,"action":"status","status":500,"count":-1}' >/dev/null
 fk POST /fake/close-watches >/dev/null
 wait_watches 0
-ok $? "watches closed; reconnects fail"
+ok $? "ConfigMap watches closed; reconnects fail"
 cm cm4 '{"d":"4"}'
 cm_delete cm1
 fk POST /fake/compact >/dev/null
@@ -195,6 +236,7 @@ is "$(ctx "$work/logs/filtered.sh.log" 8)" \
         "a garbled stream is dropped and the watch resumes without losing the event"
 kill -0 "$OP_PID"
 ok $? "the operator is still running after every fault"
+is "$(contexts "$work/logs/labelled.sh.log" | wc -l)" 3 "no event ever came for the namespace that stopped matching"
 
 # ---- the client's rate limit ---------------------------------------------------------------------
 # 20 requests/s with a burst of 3: the k-th non-watch request (from 0) cannot start before
