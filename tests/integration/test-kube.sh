@@ -141,6 +141,18 @@ is "$(ctx "$work/logs/watch.sh.log" 2)" \
 is "$(ctx "$work/logs/watch.sh.log" 3)" \
         '{"binding":"beforeHelm","snapshots":{"two":[{"filterResult":"cm2"}]}}' "beforeHelm carries the binding's snapshot"
 
+# ---- metrics ---------------------------------------------------------------------------------------
+port=$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)
+metrics=$(curl -sf "http://127.0.0.1:$port/metrics")
+like "$metrics" 'addon_operator_kube_snapshot_objects\{[^}]*binding="cms"[^}]*\} 2' "kube_snapshot_objects counts a binding's objects"
+like "$metrics" 'addon_operator_kube_snapshot_objects\{[^}]*binding="bulk"[^}]*\} 1200' "kube_snapshot_objects for 1,200 objects"
+like "$metrics" 'addon_operator_kube_jq_filter_duration_seconds_count\{[^}]*binding="bulk"[^}]*\} 1200' \
+        "kube_jq_filter_duration_seconds: one observation per object"
+like "$metrics" 'addon_operator_kubernetes_client_request_result_total\{component="main",code="200",method="GET",host="http://127.0.0.1:[0-9]+"\} [0-9]+' \
+        "kubernetes_client_request_result_total by code, method and host"
+like "$metrics" 'addon_operator_kubernetes_client_request_latency_seconds_bucket\{component="main",verb="GET",url="/api/v1/namespaces/bulk/configmaps",le="\+Inf"\} 3' \
+        "kubernetes_client_request_latency_seconds per path, without the query"
+
 # ---- pagination ----------------------------------------------------------------------------------
 is "$(ctx "$work/logs/bulk.sh.log" 1 | python3 -c 'import json,sys
 c=json.load(sys.stdin); names=[o["filterResult"] for o in c["objects"]]
