@@ -98,3 +98,10 @@ int ao_hook_config_parse_on_kubernetes_event(struct ao_hook_config_ctx *ctx, str
  * -ENOMEM.
  */
 int ao_hook_config_jq_check(const char *filter, char reason[static AO_HOOK_CONFIG_JQ_REASON_MAX]);
+
+struct jq_state;
+/**
+ * Compile @filter the one way this project does (jq-compile.c: the workarounds for libjq 1.6).
+ * Returns the program, or NULL with jq's first message in @reason.
+ */
+struct jq_state *hooks_jq_compile(const char *filter, char *reason, size_t reason_size);

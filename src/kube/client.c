@@ -24,10 +24,10 @@
 
 #include "internal.h"
 
-#define DEFAULT_TIMEOUT_USEC   (60ULL * 1000000)
-#define CONNECT_TIMEOUT_MS     10000L
-#define STREAM_ERROR_BODY_MAX  (64u * 1024)
-#define USEC_PER_MSEC          1000ULL
+#define DEFAULT_TIMEOUT_USEC  (60ULL * 1000000)
+#define CONNECT_TIMEOUT_MS    10000L
+#define STREAM_ERROR_BODY_MAX (64u * 1024)
+#define USEC_PER_MSEC         1000ULL
 
 enum request_state {
         REQUEST_WAITING, /* in the rate limiter's queue */
@@ -50,7 +50,7 @@ struct ao_kube_request {
         struct curl_slist *connect_to;
         struct ao_strbuf response; /* plain: the body; stream: a non-2xx body */
         char errbuf[CURL_ERROR_SIZE];
-        bool data_stopped;          /* the data handler asked to stop */
+        bool data_stopped; /* the data handler asked to stop */
         bool body_too_big;
         uint64_t queued_usec, started_usec;
         ao_kube_data_handler *on_data;
@@ -73,10 +73,10 @@ struct ao_kube_client {
         struct kube_credentials creds;
         struct ao_kube_client_options options;
         char *user_agent;
-        char *base_url;     /* what URLs start with (the tls-server-name host when given) */
-        char *connect_to;   /* "name:port:host:port" when tls-server-name is given */
-        char *server;       /* as configured, for logs */
-        bool processing;    /* inside process_finished(): no recursion */
+        char *base_url;             /* what URLs start with (the tls-server-name host when given) */
+        char *connect_to;           /* "name:port:host:port" when tls-server-name is given */
+        char *server;               /* as configured, for logs */
+        bool processing;            /* inside process_finished(): no recursion */
         struct ao_source **sockets; /* io sources of curl's sockets */
         size_t n_sockets;
 };
@@ -402,7 +402,8 @@ static int start_transfer(struct ao_kube_client *c, struct ao_kube_request *r)
         if (r->stream) {
                 if (r->idle_timeout_usec) {
                         curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-                        curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long) (r->idle_timeout_usec / 1000000 + 1));
+                        curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+                                         (long) (r->idle_timeout_usec / 1000000 + 1));
                 }
         } else {
                 uint64_t t = c->options.timeout_usec ? c->options.timeout_usec : DEFAULT_TIMEOUT_USEC;
@@ -464,8 +465,8 @@ static int on_limiter_timer(struct ao_source *s, uint64_t now, void *userdata)
 
 /* ---- public API ------------------------------------------------------------------------------- */
 
-static struct ao_kube_request *request_new(struct ao_kube_client *c, const char *method, const char *path_query,
-                                           ao_kube_done_handler *done, void *userdata)
+static struct ao_kube_request *request_new(struct ao_kube_client *c, const char *method,
+                                           const char *path_query, ao_kube_done_handler *done, void *userdata)
 {
         struct ao_kube_request *r = ao_xcalloc(1, sizeof(*r));
         r->client = c;
@@ -477,14 +478,15 @@ static struct ao_kube_request *request_new(struct ao_kube_client *c, const char 
         return r;
 }
 
-int ao_kube_request(struct ao_kube_client *c, const char *method, const char *path_query, const char *content_type,
-                    const char *body, size_t len, ao_kube_done_handler *done, void *userdata,
-                    struct ao_kube_request **ret, struct ao_error *reterr)
+int ao_kube_request(struct ao_kube_client *c, const char *method, const char *path_query,
+                    const char *content_type, const char *body, size_t len, ao_kube_done_handler *done,
+                    void *userdata, struct ao_kube_request **ret, struct ao_error *reterr)
 {
         if (!done || !path_query || path_query[0] != '/')
                 return ao_error_set(reterr, -EINVAL, "bad request '%s'", path_query ? path_query : "(null)");
         if (body && !content_type)
-                return ao_error_set(reterr, -EINVAL, "%s %s: a body needs a content type", method, path_query);
+                return ao_error_set(reterr, -EINVAL, "%s %s: a body needs a content type", method,
+                                    path_query);
         struct ao_kube_request *r = request_new(c, method, path_query, done, userdata);
         if (body) {
                 r->body = ao_xmalloc(len + 1);
@@ -585,7 +587,8 @@ int ao_kube_client_new(struct ao_reactor *reactor, const struct ao_kube_config *
         c->reactor = reactor;
         if (options)
                 c->options = *options;
-        c->user_agent = ao_xstrdup(c->options.user_agent ? c->options.user_agent : "addon-operator/" AO_VERSION);
+        c->user_agent =
+            ao_xstrdup(c->options.user_agent ? c->options.user_agent : "addon-operator/" AO_VERSION);
         if (c->options.qps > 0) {
                 c->limiter.period_usec = (uint64_t) (1e6 / c->options.qps);
                 c->limiter.burst = c->options.burst > 1 ? (uint32_t) c->options.burst : 1;

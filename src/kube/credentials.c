@@ -161,7 +161,8 @@ static bool exec_expired(const struct kube_credentials *cr)
 {
         if (cr->exec_stale)
                 return true;
-        return cr->exec_cred.expires_unix > 0 && time(NULL) + EXEC_EXPIRY_MARGIN >= cr->exec_cred.expires_unix;
+        return cr->exec_cred.expires_unix > 0 &&
+               time(NULL) + EXEC_EXPIRY_MARGIN >= cr->exec_cred.expires_unix;
 }
 
 const char *kube_credentials_token(struct kube_credentials *cr, uint64_t now)
@@ -170,7 +171,8 @@ const char *kube_credentials_token(struct kube_credentials *cr, uint64_t now)
                 if (exec_expired(cr)) {
                         struct ao_error err = {0};
                         if (run_exec(cr, &err) < 0)
-                                ao_log(AO_LOG_ERROR, "exec credential plugin '%s': %s (keeping the old credential)",
+                                ao_log(AO_LOG_ERROR,
+                                       "exec credential plugin '%s': %s (keeping the old credential)",
                                        cr->exec->command, err.msg);
                         cr->exec_stale = false; /* retry at the next expiry or 401, not on every request */
                 }

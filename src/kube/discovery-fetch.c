@@ -66,7 +66,7 @@ static void request(struct ao_kube_discovery_fetch *f, const char *group_version
         struct pending *p = ao_xcalloc(1, sizeof(*p));
         p->f = f;
         p->group_version = group_version ? ao_xstrdup(group_version) : NULL;
-        char *path = !group_version                   ? ao_xstrdup("/apis")
+        char *path = !group_version                     ? ao_xstrdup("/apis")
                      : strcmp(group_version, "v1") == 0 ? ao_xstrdup("/api/v1")
                                                         : ao_xasprintf("/apis/%s", group_version);
         f->pending = ao_xreallocarray(f->pending, f->n_pending + 1, sizeof(*f->pending));
@@ -120,8 +120,9 @@ static void on_response(const struct ao_kube_response *resp, void *userdata)
         maybe_done(f);
 }
 
-int ao_kube_discovery_fetch(struct ao_kube_client *c, struct ao_kube_discovery *d, ao_kube_discovery_done *done,
-                            void *userdata, struct ao_kube_discovery_fetch **ret, struct ao_error *reterr)
+int ao_kube_discovery_fetch(struct ao_kube_client *c, struct ao_kube_discovery *d,
+                            ao_kube_discovery_done *done, void *userdata,
+                            struct ao_kube_discovery_fetch **ret, struct ao_error *reterr)
 {
         struct ao_kube_discovery_fetch *f = ao_xcalloc(1, sizeof(*f));
         f->client = c;
@@ -131,7 +132,8 @@ int ao_kube_discovery_fetch(struct ao_kube_client *c, struct ao_kube_discovery *
         request(f, "v1");
         request(f, NULL);
         if (f->n_pending == 0) {
-                int r = ao_error_set(reterr, f->error.code ? f->error.code : -EIO, "discovery: %s", f->error.msg);
+                int r =
+                    ao_error_set(reterr, f->error.code ? f->error.code : -EIO, "discovery: %s", f->error.msg);
                 fetch_free(f);
                 return r;
         }

@@ -203,7 +203,8 @@ static void sub_schedule_synced(struct ao_informer_sub *sub)
 
 static uint64_t scaled(const struct informer *inf, uint64_t usec)
 {
-        uint64_t pct = inf->reg->options.backoff_scale_percent ? inf->reg->options.backoff_scale_percent : 100;
+        uint64_t pct =
+            inf->reg->options.backoff_scale_percent ? inf->reg->options.backoff_scale_percent : 100;
         return usec * pct / 100;
 }
 
@@ -437,8 +438,8 @@ static void on_watch_done(const struct ao_kube_response *resp, void *userdata)
         struct informer *inf = userdata;
         inf->request = NULL;
         if (inf->stream_gone || resp->status == 410) {
-                ao_log(AO_LOG_INFO, "informer %s: resourceVersion %s is too old (410), listing again", inf->key,
-                       inf->resource_version ? inf->resource_version : "?");
+                ao_log(AO_LOG_INFO, "informer %s: resourceVersion %s is too old (410), listing again",
+                       inf->key, inf->resource_version ? inf->resource_version : "?");
                 report_error(inf, "expired");
                 start_list(inf);
                 return;
@@ -545,8 +546,9 @@ static char *dup_nonempty(const char *s)
         return s && *s ? ao_xstrdup(s) : NULL;
 }
 
-static struct informer *informer_new(struct ao_informers *reg, const char *key, const struct ao_kube_resource *res,
-                                     const char *ns, const char *label_selector, const char *field_selector)
+static struct informer *informer_new(struct ao_informers *reg, const char *key,
+                                     const struct ao_kube_resource *res, const char *ns,
+                                     const char *label_selector, const char *field_selector)
 {
         struct informer *inf = ao_xcalloc(1, sizeof(*inf));
         inf->reg = reg;
@@ -601,8 +603,8 @@ size_t ao_informers_count(const struct ao_informers *reg)
 
 int ao_informers_subscribe(struct ao_informers *reg, const struct ao_kube_resource *res, const char *ns,
                            const char *label_selector, const char *field_selector,
-                           const struct ao_informer_sub_ops *ops, void *userdata, struct ao_informer_sub **ret,
-                           struct ao_error *reterr)
+                           const struct ao_informer_sub_ops *ops, void *userdata,
+                           struct ao_informer_sub **ret, struct ao_error *reterr)
 {
         const char *scoped_ns = res->namespaced && ns ? ns : "";
         char *key = ao_xasprintf("%s/%s|%s|%s|%s", res->api_version, res->name, scoped_ns,

@@ -69,7 +69,8 @@ static void item_free(void *p)
 
 static const char *meta_string(const cJSON *obj, const char *field)
 {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), field);
+        const cJSON *v =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), field);
         return cJSON_IsString(v) ? v->valuestring : "";
 }
 
@@ -101,10 +102,11 @@ static struct item *item_build(struct ao_kube_monitor *m, const cJSON *obj)
                 if (m->env.on_jq)
                         m->env.on_jq(m->userdata, ao_clock_now_usec() - start);
                 if (r < 0) {
-                        ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"hook", m->hook_name}, {"binding", m->b->name}),
+                        ao_log_with(AO_LOG_ERROR,
+                                    AO_LOG_FIELDS({"hook", m->hook_name}, {"binding", m->b->name}),
                                     "hook '%s', binding '%s': jqFilter on %s '%s%s%s': %s; object skipped",
-                                    m->hook_name, m->b->name, m->res->kind, it->ns, *it->ns ? "/" : "", it->name,
-                                    err.msg);
+                                    m->hook_name, m->b->name, m->res->kind, it->ns, *it->ns ? "/" : "",
+                                    it->name, err.msg);
                         item_free(it);
                         return NULL;
                 }
@@ -127,8 +129,9 @@ static cJSON *item_to_json(const struct ao_kube_monitor *m, const struct item *i
                 cJSON_AddItemToObject(j, "object", obj ? cJSON_Duplicate(obj, true) : cJSON_CreateNull());
         }
         if (m->b->jq_filter)
-                cJSON_AddItemToObject(j, "filterResult", it->filter_result ? cJSON_Duplicate(it->filter_result, true)
-                                                                         : cJSON_CreateNull());
+                cJSON_AddItemToObject(j, "filterResult",
+                                      it->filter_result ? cJSON_Duplicate(it->filter_result, true)
+                                                        : cJSON_CreateNull());
         return j;
 }
 
@@ -222,7 +225,8 @@ static void on_sub_synced(struct ao_informer_sub *sub, void *userdata)
         check_synced(w->m);
 }
 
-static void on_sub_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj, void *userdata)
+static void on_sub_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj,
+                         void *userdata)
 {
         struct ns_watch *w = userdata;
         if (type == AO_WATCH_EVENT_DELETED)
@@ -253,8 +257,8 @@ static int ns_watch_add(struct ao_kube_monitor *m, const char *ns, struct ao_err
         w->next = m->watches;
         m->watches = w;
         for (size_t i = 0; i < m->n_field_selectors; i++) {
-                int r = ao_informers_subscribe(m->env.informers, m->res, ns, m->label_selector, m->field_selectors[i],
-                                               &object_ops, w, &w->subs[i], reterr);
+                int r = ao_informers_subscribe(m->env.informers, m->res, ns, m->label_selector,
+                                               m->field_selectors[i], &object_ops, w, &w->subs[i], reterr);
                 if (r < 0)
                         return r;
                 w->n_subs++;
@@ -323,7 +327,8 @@ static const struct ao_informer_sub_ops namespace_ops = {.synced = on_namespaces
 static void build_field_selectors(struct ao_kube_monitor *m)
 {
         const struct ao_kubernetes_binding *b = m->b;
-        char *own = b->n_field_selector ? ao_field_selector_format(b->field_selector, b->n_field_selector) : NULL;
+        char *own =
+            b->n_field_selector ? ao_field_selector_format(b->field_selector, b->n_field_selector) : NULL;
         m->n_field_selectors = b->name_selector.n ? b->name_selector.n : 1;
         m->field_selectors = ao_xcalloc(m->n_field_selectors, sizeof(*m->field_selectors));
         if (!b->name_selector.n) {
@@ -331,8 +336,9 @@ static void build_field_selectors(struct ao_kube_monitor *m)
                 return;
         }
         for (size_t i = 0; i < b->name_selector.n; i++)
-                m->field_selectors[i] = own ? ao_xasprintf("metadata.name=%s,%s", b->name_selector.items[i], own)
-                                            : ao_xasprintf("metadata.name=%s", b->name_selector.items[i]);
+                m->field_selectors[i] =
+                    own ? ao_xasprintf("metadata.name=%s,%s", b->name_selector.items[i], own)
+                        : ao_xasprintf("metadata.name=%s", b->name_selector.items[i]);
         free(own);
 }
 
@@ -341,7 +347,8 @@ static int start_watches(struct ao_kube_monitor *m, struct ao_error *reterr)
         const struct ao_kubernetes_binding *b = m->b;
         if (b->namespace_labels.present) {
                 struct ao_error err = {0};
-                const struct ao_kube_resource *ns_res = ao_kube_discovery_find(m->env.discovery, "v1", "Namespace", &err);
+                const struct ao_kube_resource *ns_res =
+                    ao_kube_discovery_find(m->env.discovery, "v1", "Namespace", &err);
                 if (!ns_res)
                         return ao_error_set(reterr, -ENOENT, "%s", err.msg);
                 char *sel = ao_label_selector_format(&b->namespace_labels);
@@ -365,9 +372,11 @@ int ao_kube_monitor_new(const struct ao_kube_monitor_env *env, const struct ao_k
                         struct ao_kube_monitor **ret, struct ao_error *reterr)
 {
         struct ao_error err = {0};
-        const struct ao_kube_resource *res = ao_kube_discovery_find(env->discovery, b->api_version, b->kind, &err);
+        const struct ao_kube_resource *res =
+            ao_kube_discovery_find(env->discovery, b->api_version, b->kind, &err);
         if (!res)
-                return ao_error_set(reterr, -ENOENT, "hook '%s', binding '%s': %s", hook_name, b->name, err.msg);
+                return ao_error_set(reterr, -ENOENT, "hook '%s', binding '%s': %s", hook_name, b->name,
+                                    err.msg);
         struct ao_kube_monitor *m = ao_xcalloc(1, sizeof(*m));
         m->env = *env;
         m->b = b;

@@ -167,6 +167,37 @@ static void test_errors(struct ao_jq_cache *c)
         check(c, "[.[] | try fromjson catch \"bad\"]", "[\"{\",\"[1]\",\"x\"]", "[\"bad\",[1],\"bad\"]");
 }
 
+/*
+ * libjq 1.6 crashes on global matching with a regex that matches an empty string over non-ASCII
+ * text, and loops forever in gsub with one: those are errors here. Every other use of the regex
+ * builtins gives jq's own answers.
+ */
+static void test_regex_guard(struct ao_jq_cache *c)
+{
+        const char *refused = "regex \"x*\" matches an empty string: global matching with it is refused "
+                              "(it crashes or hangs jq 1.6)";
+        char want[512];
+
+        (void) snprintf(want, sizeof(want), "ERR -22: jqFilter '[match(\"x*\"; \"g\")]': %s", refused);
+        check(c, "[match(\"x*\"; \"g\")]", "\"h\u00e9llo\"", want);
+        (void) snprintf(want, sizeof(want), "ERR -22: jqFilter 'gsub(\"x*\"; \"-\")': %s", refused);
+        check(c, "gsub(\"x*\"; \"-\")", "\"abc\"", want);
+        (void) snprintf(want, sizeof(want), "ERR -22: jqFilter '[scan(\"x*\")]': %s", refused);
+        check(c, "[scan(\"x*\")]", "\"h\u00e9llo\"", want);
+        check(c, "gsub(\"-\"; \"_\")", "\"a-b-c\"", "\"a_b_c\"");
+        check(c, "sub(\"-\"; \"_\")", "\"a-b-c\"", "\"a_b-c\"");
+        check(c, "[match(\"l+\"; \"g\") | .offset]", "\"h\u00e9llo l\"", "[2,6]");
+        check(c, "[scan(\"[0-9]+\")]", "\"a1b22c333\"", "[\"1\",\"22\",\"333\"]");
+        check(c, "split(\", *\"; null)", "\"a, b,c\"", "[\"a\",\"b\",\"c\"]");
+        check(c, "[splits(\"-\")]", "\"x-y\"", "[\"x\",\"y\"]");
+        check(c, "test(\"^web\")", "\"web-0\"", "true");
+        check(c, "test([\"WEB\", \"i\"])", "\"web-0\"", "true");
+        check(c, "capture(\"(?<n>[0-9]+)\")", "\"web-42\"", "{\"n\":\"42\"}");
+        check(c, "[match(\"x*\") | .length]", "\"h\u00e9llo\"", "[0]");
+        check(c, "split(\"-\")", "\"a-b\"", "[\"a\",\"b\"]");
+        check(c, "ltrimstr(\"web-\") | test(\"0\")", "\"web-0\"", "true");
+}
+
 static void test_long_filter(struct ao_jq_cache *c)
 {
         char filter[600], *got;
@@ -293,6 +324,7 @@ int main(void)
         test_outputs(c);
         test_numbers_and_strings(c);
         test_errors(c);
+        test_regex_guard(c);
         test_long_filter(c);
         test_depth(c);
         test_built_input(c);

@@ -248,7 +248,9 @@ static void test_log_never_blocks(void)
 /* The map against a plain array model under random puts and removes (backward shifts included). */
 static void test_hashmap(void)
 {
-        enum { N = 2000 };
+        enum {
+                N = 2000
+        };
         static bool present[N];
         struct ao_hashmap *m = ao_hashmap_new(free);
         unsigned seed = 42, mismatches = 0;

@@ -29,16 +29,7 @@
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define HAVE_LSAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HAVE_LSAN 1
-#endif
-#endif
-#ifdef HAVE_LSAN
-#include <sanitizer/lsan_interface.h>
-#endif
+#include "internal.h"
 
 /*
  * cJSON's own nesting limit (CJSON_NESTING_LIMIT): deeper values could not
@@ -97,144 +88,16 @@ size_t ao_jq_cache_size(const struct ao_jq_cache *c)
         return c->n;
 }
 
-/* ---- compiling ----------------------------------------------------------------------------------- */
-
-struct capture {
-        char msg[AO_ERROR_MSG_MAX];
-        bool got;
-};
-
-/*
- * libjq reports "jq: error: <what> at <top-level>, line 1:\n<the program>"
- * and then "jq: 1 compile error". Keep the first line of the first message,
- * without the "jq: error: " prefix and the colon that introduces the
- * program text (as src/hooks/jqcheck.c does for configuration checks).
- */
-static void on_error(void *userdata, jv msg)
-{
-        struct capture *c = userdata;
-        const char *s;
-        size_t len;
-
-        if (c->got || jv_get_kind(msg) != JV_KIND_STRING) {
-                jv_free(msg);
-                return;
-        }
-        c->got = true;
-        s = jv_string_value(msg);
-        if (strncmp(s, "jq: error: ", strlen("jq: error: ")) == 0)
-                s += strlen("jq: error: ");
-        len = strcspn(s, "\n");
-        while (len > 0 && (s[len - 1] == ':' || s[len - 1] == ' '))
-                len--;
-        len = AO_MIN(len, sizeof(c->msg) - 1);
-        memcpy(c->msg, s, len);
-        c->msg[len] = '\0';
-        jv_free(msg);
-}
-
-static void discard_error(void *userdata, jv msg)
-{
-        (void) userdata;
-        jv_free(msg);
-}
-
-/* COMPAT(libjq 1.6): `debug` without a callback and `input` without one crash (NULL calls). */
-static void discard_debug(void *userdata, jv msg)
-{
-        (void) userdata;
-        jv_free(msg);
-}
-
-static jv no_input(jq_state *jq, void *userdata)
-{
-        (void) jq;
-        (void) userdata;
-        return jv_invalid_with_msg(jv_string("No more inputs"));
-}
-
-/*
- * COMPAT(libjq 1.6): ltrimstr and rtrimstr leak about 80 bytes whenever the
- * input or the argument is not a string (the result of startswith/endswith
- * is never freed): `.metadata.name | ltrimstr("x")` on an object without a
- * name would leak on every event. These definitions return the same values
- * (the input unchanged unless both are strings) and shadow the builtins.
- * They go on the program's first line, so line numbers in messages stay.
- */
-static const char trimstr_prelude[] =
-    "def ltrimstr($p): if type == \"string\" and ($p | type) == \"string\" and startswith($p) "
-    "then .[($p | length):] else . end; "
-    "def rtrimstr($p): if type == \"string\" and ($p | type) == \"string\" and endswith($p) "
-    "then .[:length - ($p | length)] else . end; ";
-
-/* Module directives must come first: nothing may be put before a program that starts with one. */
-static bool starts_with_directive(const char *s)
-{
-        for (;;) {
-                s += strspn(s, " \t\r\n");
-                if (*s != '#')
-                        break;
-                s += strcspn(s, "\n");
-        }
-        return strncmp(s, "import", 6) == 0 || strncmp(s, "include", 7) == 0;
-}
-
-/* The text to compile: @filter, behind trimstr_prelude where it calls those builtins. */
-static char *program_text(const char *filter)
-{
-        if (!strstr(filter, "trimstr") || starts_with_directive(filter))
-                return ao_xstrdup(filter);
-        return ao_xasprintf("%s%s", trimstr_prelude, filter);
-}
-
 /* Fill the empty slot @p with @filter, compiled or with the reason it does not compile. */
 static void compile(struct program *p, const char *filter, uint64_t hash)
 {
-        _cleanup_free_ char *text = program_text(filter);
-        struct capture cap = {0};
-        jq_state *jq;
-        int ok;
+        char reason[AO_ERROR_MSG_MAX];
 
         p->filter = ao_xstrdup(filter);
         p->hash = hash;
-        jq = jq_init();
-        if (!jq) {
-                p->error = ao_xstrdup("out of memory");
-                return;
-        }
-        jq_set_error_cb(jq, on_error, &cap);
-        jq_set_debug_cb(jq, discard_debug, NULL);
-        jq_set_input_cb(jq, no_input, NULL);
-        /*
-         * COMPAT(libjq 1.6): without JQ_LIBRARY_PATH, an `import` or `include`
-         * directive aborts the process (assertion in jv_array_concat). An
-         * empty list leaves only paths relative to the working directory,
-         * and keeps ~/.jq out of it.
-         */
-        jq_set_attr(jq, jv_string("JQ_LIBRARY_PATH"), jv_array());
-#ifdef HAVE_LSAN
-        /*
-         * COMPAT(libjq 1.6): the lexer leaks the text of an unterminated
-         * string literal ("\"abc"). Bounded by the filter's size, and not ours
-         * to fix; hidden from LeakSanitizer so that our own leaks still show.
-         */
-        __lsan_disable();
-#endif
-        ok = jq_compile(jq, text);
-#ifdef HAVE_LSAN
-        __lsan_enable();
-#endif
-        /*
-         * The capture lives on this stack. Runtime errors come back from
-         * jq_next(); NULL would restore libjq's default, which prints to stderr.
-         */
-        jq_set_error_cb(jq, discard_error, NULL);
-        if (ok) {
-                p->jq = jq;
-                return;
-        }
-        jq_teardown(&jq);
-        p->error = ao_xstrdup(cap.got ? cap.msg : "invalid program");
+        p->jq = hooks_jq_compile(filter, reason, sizeof(reason));
+        if (!p->jq)
+                p->error = ao_xstrdup(reason);
 }
 
 /* ---- the table ----------------------------------------------------------------------------------- */
