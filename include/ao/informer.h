@@ -74,8 +74,8 @@ struct ao_informer_sub_ops {
  */
 int ao_informers_subscribe(struct ao_informers *reg, const struct ao_kube_resource *res, const char *ns,
                            const char *label_selector, const char *field_selector,
-                           const struct ao_informer_sub_ops *ops, void *userdata, struct ao_informer_sub **ret,
-                           struct ao_error *reterr);
+                           const struct ao_informer_sub_ops *ops, void *userdata,
+                           struct ao_informer_sub **ret, struct ao_error *reterr);
 /** End a subscription; the informer stops with its last one. NULL is accepted. */
 void ao_informer_unsubscribe(struct ao_informer_sub *sub);
 

@@ -38,8 +38,8 @@ struct ao_kube_request;
 
 /** How a request ended. Valid during the done callback only. */
 struct ao_kube_response {
-        long status;       /* HTTP status; 0 when no response arrived (transport error in @error) */
-        const char *body;  /* plain requests: the body (NUL-terminated); streams: NULL */
+        long status;      /* HTTP status; 0 when no response arrived (transport error in @error) */
+        const char *body; /* plain requests: the body (NUL-terminated); streams: NULL */
         size_t len;
         uint64_t retry_after_usec; /* Retry-After, 0 when absent */
         uint64_t latency_usec;     /* from the send (after the rate limiter) to the end */
@@ -54,10 +54,10 @@ typedef void ao_kube_observe_handler(const char *method, const char *path, long 
                                      uint64_t wait_usec, void *userdata);
 
 struct ao_kube_client_options {
-        double qps;      /* tokens per second for plain requests; <= 0: no limit */
-        int64_t burst;   /* bucket size; < 1 means 1 */
-        uint64_t timeout_usec; /* plain requests; 0: 60 s */
-        const char *user_agent; /* NULL: "addon-operator/<version>" */
+        double qps;                       /* tokens per second for plain requests; <= 0: no limit */
+        int64_t burst;                    /* bucket size; < 1 means 1 */
+        uint64_t timeout_usec;            /* plain requests; 0: 60 s */
+        const char *user_agent;           /* NULL: "addon-operator/<version>" */
         ao_kube_observe_handler *observe; /* may be NULL */
         void *observe_userdata;
 };
@@ -81,9 +81,9 @@ const char *ao_kube_client_server(const struct ao_kube_client *c);
  * inside this call) unless the request is cancelled. @ret, when non-NULL, gets a handle valid
  * until @done runs.
  */
-int ao_kube_request(struct ao_kube_client *c, const char *method, const char *path_query, const char *content_type,
-                    const char *body, size_t len, ao_kube_done_handler *done, void *userdata,
-                    struct ao_kube_request **ret, struct ao_error *reterr);
+int ao_kube_request(struct ao_kube_client *c, const char *method, const char *path_query,
+                    const char *content_type, const char *body, size_t len, ao_kube_done_handler *done,
+                    void *userdata, struct ao_kube_request **ret, struct ao_error *reterr);
 
 /**
  * Start a stream (GET, not rate limited). For a 2xx status body bytes go to @data; a non-2xx

@@ -24,7 +24,8 @@ typedef void ao_kube_discovery_done(const struct ao_error *error, void *userdata
  * refresh goes into a fresh table); @done is called once, from the loop. @ret (optional) can cancel
  * it; it stays valid until @done runs.
  */
-int ao_kube_discovery_fetch(struct ao_kube_client *c, struct ao_kube_discovery *d, ao_kube_discovery_done *done,
-                            void *userdata, struct ao_kube_discovery_fetch **ret, struct ao_error *reterr);
+int ao_kube_discovery_fetch(struct ao_kube_client *c, struct ao_kube_discovery *d,
+                            ao_kube_discovery_done *done, void *userdata,
+                            struct ao_kube_discovery_fetch **ret, struct ao_error *reterr);
 /** Cancel: @done is not called. NULL is accepted. */
 void ao_kube_discovery_fetch_cancel(struct ao_kube_discovery_fetch *f);

@@ -60,8 +60,8 @@ struct kube_state {
         struct ao_kube_client *client;
         struct ao_informers *informers;
         struct ao_jq_cache *jq;
-        struct ao_kube_discovery *discovery;  /* the current table */
-        struct ao_kube_discovery **retired;   /* earlier tables: monitors may still point into them */
+        struct ao_kube_discovery *discovery; /* the current table */
+        struct ao_kube_discovery **retired;  /* earlier tables: monitors may still point into them */
         size_t n_retired;
         struct ao_kube_discovery *refreshing; /* being filled */
         struct ao_kube_discovery_fetch *fetch;
@@ -101,8 +101,8 @@ static void on_watch_error(const char *error_type, void *userdata)
         ao_metric_add(op->kube->watch_errors, labels, 1);
 }
 
-static void on_request(const char *method, const char *path, long status, uint64_t latency_usec, uint64_t wait_usec,
-                       void *userdata)
+static void on_request(const char *method, const char *path, long status, uint64_t latency_usec,
+                       uint64_t wait_usec, void *userdata)
 {
         struct operator_state *op = userdata;
         struct kube_state *k = op->kube;
@@ -131,20 +131,23 @@ static void register_metrics(struct operator_state *op)
         k->event_seconds = ao_metrics_family(op->metrics, "kube_event_duration_seconds", AO_METRIC_HISTOGRAM,
                                              "Time to handle a Kubernetes watch event", kube_labels,
                                              ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
-        k->snapshot_objects = ao_metrics_family(op->metrics, "kube_snapshot_objects", AO_METRIC_GAUGE,
-                                                "Objects kept for a kubernetes binding", kube_labels, NULL, 0);
-        k->watch_errors = ao_metrics_family(op->metrics, "kubernetes_client_watch_errors_total", AO_METRIC_COUNTER,
-                                            "Watch and list failures by kind", error_labels, NULL, 0);
+        k->snapshot_objects =
+            ao_metrics_family(op->metrics, "kube_snapshot_objects", AO_METRIC_GAUGE,
+                              "Objects kept for a kubernetes binding", kube_labels, NULL, 0);
+        k->watch_errors =
+            ao_metrics_family(op->metrics, "kubernetes_client_watch_errors_total", AO_METRIC_COUNTER,
+                              "Watch and list failures by kind", error_labels, NULL, 0);
         k->request_results =
             ao_metrics_family(op->metrics, "kubernetes_client_request_result_total", AO_METRIC_COUNTER,
                               "Kubernetes API requests by status code", result_labels, NULL, 0);
-        k->request_latency = ao_metrics_family(
-            op->metrics, "kubernetes_client_request_latency_seconds", AO_METRIC_HISTOGRAM,
-            "Kubernetes API request latency", latency_labels, ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
-        k->limiter_latency = ao_metrics_family(op->metrics, "kubernetes_client_rate_limiter_latency_seconds",
-                                               AO_METRIC_HISTOGRAM, "Time requests waited for the client rate limiter",
-                                               limiter_labels, ao_metrics_buckets_seconds,
-                                               ao_metrics_n_buckets_seconds);
+        k->request_latency =
+            ao_metrics_family(op->metrics, "kubernetes_client_request_latency_seconds", AO_METRIC_HISTOGRAM,
+                              "Kubernetes API request latency", latency_labels, ao_metrics_buckets_seconds,
+                              ao_metrics_n_buckets_seconds);
+        k->limiter_latency =
+            ao_metrics_family(op->metrics, "kubernetes_client_rate_limiter_latency_seconds",
+                              AO_METRIC_HISTOGRAM, "Time requests waited for the client rate limiter",
+                              limiter_labels, ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
 }
 
 /* ---- snapshots -------------------------------------------------------------------------------- */
@@ -158,7 +161,8 @@ static cJSON *snapshot_of(void *userdata, const char *binding)
         return NULL;
 }
 
-static struct hook_monitors *monitors_of(struct operator_state *op, struct module *mod, const struct ao_hook *hook)
+static struct hook_monitors *monitors_of(struct operator_state *op, struct module *mod,
+                                         const struct ao_hook *hook)
 {
         if (!op->kube)
                 return NULL;
@@ -195,8 +199,8 @@ void kube_unlock(struct operator_state *op, struct module *mod, const struct ao_
 
 /* ---- events ----------------------------------------------------------------------------------- */
 
-static void on_monitor_event(struct ao_kube_monitor *m, unsigned watch_event, cJSON *item, const cJSON *object,
-                             void *userdata)
+static void on_monitor_event(struct ao_kube_monitor *m, unsigned watch_event, cJSON *item,
+                             const cJSON *object, void *userdata)
 {
         struct binding_slot *slot = userdata;
         struct hook_monitors *hm = slot->hm;
@@ -212,13 +216,16 @@ static void on_monitor_event(struct ao_kube_monitor *m, unsigned watch_event, cJ
                 cJSON_AddItemToObject(item, "object", cJSON_Duplicate(object, true));
         struct ao_snapshot_source src = {.get = snapshot_of, .userdata = hm};
         cJSON *contexts = cJSON_CreateArray();
-        cJSON_AddItemToArray(contexts, ao_binding_context_event(&hm->hook->config, b, watch_event, item, &src));
+        cJSON_AddItemToArray(contexts,
+                             ao_binding_context_event(&hm->hook->config, b, watch_event, item, &src));
         size_t hook_index = (size_t) (hm - (hm->mod ? hm->mod->kube : op->kube->global));
-        struct ao_throttle *throttle = hm->mod ? (hm->mod->throttles ? &hm->mod->throttles[hook_index] : NULL)
-                                               : (op->global_throttles ? &op->global_throttles[hook_index] : NULL);
+        struct ao_throttle *throttle =
+            hm->mod ? (hm->mod->throttles ? &hm->mod->throttles[hook_index] : NULL)
+                    : (op->global_throttles ? &op->global_throttles[hook_index] : NULL);
         char *description = NULL, *key = NULL;
-        struct ao_task_spec spec = hook_task_spec(hm->mod, hm->hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes",
-                                                  contexts, b->allow_failure, throttle, &description, &key);
+        struct ao_task_spec spec =
+            hook_task_spec(hm->mod, hm->hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes", contexts,
+                           b->allow_failure, throttle, &description, &key);
         ao_queue_push_tail(operator_queue(op, b->queue), &spec);
         free(description);
         free(key);
@@ -244,12 +251,13 @@ static void on_monitor_synced(struct ao_kube_monitor *m, void *userdata)
         check_waiters(slot->hm->op);
 }
 
-static const struct ao_kube_monitor_ops monitor_ops = {.synced = on_monitor_synced, .event = on_monitor_event};
+static const struct ao_kube_monitor_ops monitor_ops = {.synced = on_monitor_synced,
+                                                       .event = on_monitor_event};
 
 /* ---- starting and stopping monitors ----------------------------------------------------------- */
 
-static struct hook_monitors *monitors_new(struct operator_state *op, struct module *mod, struct ao_hook *hooks,
-                                          size_t n)
+static struct hook_monitors *monitors_new(struct operator_state *op, struct module *mod,
+                                          struct ao_hook *hooks, size_t n)
 {
         struct hook_monitors *set = ao_xcalloc(n + 1, sizeof(*set));
         for (size_t i = 0; i < n; i++) {
@@ -282,7 +290,8 @@ static void monitors_free(struct hook_monitors *set, size_t n)
 }
 
 /* Start what is not running yet. Returns < 0 (logged) when a binding's kind is unknown. */
-static int start_monitors(struct operator_state *op, struct hook_monitors *set, size_t n, struct ao_error *reterr)
+static int start_monitors(struct operator_state *op, struct hook_monitors *set, size_t n,
+                          struct ao_error *reterr)
 {
         struct kube_state *k = op->kube;
         for (size_t i = 0; i < n; i++) {
@@ -290,10 +299,12 @@ static int start_monitors(struct operator_state *op, struct hook_monitors *set, 
                 for (size_t j = 0; j < hm->n; j++) {
                         if (hm->monitors[j])
                                 continue;
-                        struct ao_kube_monitor_env env = {
-                            .informers = k->informers, .discovery = k->discovery, .jq = k->jq, .on_jq = on_jq};
-                        int r = ao_kube_monitor_new(&env, &hm->hook->config.kubernetes[j], hm->hook->name, &monitor_ops,
-                                                    &hm->slots[j], &hm->monitors[j], reterr);
+                        struct ao_kube_monitor_env env = {.informers = k->informers,
+                                                          .discovery = k->discovery,
+                                                          .jq = k->jq,
+                                                          .on_jq = on_jq};
+                        int r = ao_kube_monitor_new(&env, &hm->hook->config.kubernetes[j], hm->hook->name,
+                                                    &monitor_ops, &hm->slots[j], &hm->monitors[j], reterr);
                         if (r < 0)
                                 return r;
                 }
@@ -332,8 +343,8 @@ static void on_discovery_done(const struct ao_error *error, void *userdata)
         struct kube_state *k = op->kube;
         k->fetch = NULL;
         if (error) {
-                ao_log(AO_LOG_ERROR, "Kubernetes API at %s: %s; retrying in 5s", ao_kube_client_server(k->client),
-                       error->msg);
+                ao_log(AO_LOG_ERROR, "Kubernetes API at %s: %s; retrying in 5s",
+                       ao_kube_client_server(k->client), error->msg);
                 k->refreshing = ao_kube_discovery_free(k->refreshing);
                 (void) ao_source_set_time_relative(k->discovery_retry, DISCOVERY_RETRY_USEC);
                 return;
@@ -346,8 +357,8 @@ static void on_discovery_done(const struct ao_error *error, void *userdata)
         k->refreshing = NULL;
         k->discovery_ready = true;
         k->discovery_usec = ao_clock_now_usec();
-        ao_log(AO_LOG_INFO, "Kubernetes API at %s: %zu resources discovered", ao_kube_client_server(k->client),
-               ao_kube_discovery_count(k->discovery));
+        ao_log(AO_LOG_INFO, "Kubernetes API at %s: %zu resources discovered",
+               ao_kube_client_server(k->client), ao_kube_discovery_count(k->discovery));
         check_waiters(op);
 }
 
@@ -412,7 +423,8 @@ static void check_waiters(struct operator_state *op)
         }
 }
 
-void kube_when_synced(struct operator_state *op, struct module *mod, kube_synced_handler *done, void *userdata)
+void kube_when_synced(struct operator_state *op, struct module *mod, kube_synced_handler *done,
+                      void *userdata)
 {
         struct sync_waiter *w = ao_xcalloc(1, sizeof(*w));
         *w = (struct sync_waiter){.mod = mod, .done = done, .userdata = userdata};
@@ -491,9 +503,10 @@ static void on_global_synced(struct operator_state *op, bool ok, void *userdata)
                                 continue;
                         }
                         char *description = NULL, *key = NULL;
-                        struct ao_task_spec spec = hook_task_spec(
-                            NULL, hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes", kube_sync_contexts(op, NULL, hook, j),
-                            b->allow_failure, global_throttle(op, i), &description, &key);
+                        struct ao_task_spec spec =
+                            hook_task_spec(NULL, hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes",
+                                           kube_sync_contexts(op, NULL, hook, j), b->allow_failure,
+                                           global_throttle(op, i), &description, &key);
                         struct hook_task *ht = spec.payload;
                         ht->kube_sync = true;
                         ht->kube_binding = j;
@@ -515,7 +528,8 @@ void kube_sync_task_handle(struct operator_state *op, struct ao_task *t)
 
 void kube_sync_task_queue(struct operator_state *op)
 {
-        struct ao_task_spec spec = {.type = TASK_KUBE_SYNC, .description = "GlobalHookEnableKubernetesBindings"};
+        struct ao_task_spec spec = {.type = TASK_KUBE_SYNC,
+                                    .description = "GlobalHookEnableKubernetesBindings"};
         ao_queue_push_tail(operator_queue(op, AO_QUEUE_MAIN), &spec);
 }
 

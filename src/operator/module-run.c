@@ -199,9 +199,10 @@ static void queue_sync_task(struct module_job *j, size_t hook_index, size_t bind
         struct ao_hook *hook = &j->mod->hooks[hook_index];
         const struct ao_kubernetes_binding *b = &hook->config.kubernetes[binding];
         char *description = NULL, *key = NULL;
-        struct ao_task_spec spec = hook_task_spec(
-            j->mod, hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes", kube_sync_contexts(j->op, j->mod, hook, binding),
-            b->allow_failure, j->mod->throttles ? &j->mod->throttles[hook_index] : NULL, &description, &key);
+        struct ao_task_spec spec =
+            hook_task_spec(j->mod, hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes",
+                           kube_sync_contexts(j->op, j->mod, hook, binding), b->allow_failure,
+                           j->mod->throttles ? &j->mod->throttles[hook_index] : NULL, &description, &key);
         struct hook_task *ht = spec.payload;
         ht->kube_sync = true;
         ht->kube_binding = binding;
