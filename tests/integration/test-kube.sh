@@ -110,6 +110,10 @@ hook global/hooks/filtered.sh '{"configVersion":"v1","kubernetes":[{"name":"cms"
 hook global/hooks/full.sh '{"configVersion":"v1","kubernetes":[{"name":"all","apiVersion":"v1","kind":"cm","namespace":{"nameSelector":{"matchNames":["test"]}},"executeHookOnEvent":["Deleted"]}]}'
 hook global/hooks/labelled.sh '{"configVersion":"v1","kubernetes":[{"name":"labelled","kind":"ConfigMap","namespace":{"labelSelector":{"matchLabels":{"watch":"yes"}}},"jqFilter":".metadata.namespace + \"/\" + .metadata.name","keepFullObjectsInMemory":false}]}'
 hook global/hooks/bulk.sh '{"configVersion":"v1","kubernetes":[{"name":"bulk","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["bulk"]}},"jqFilter":".metadata.name","keepFullObjectsInMemory":false,"executeHookOnEvent":[]}]}'
+# Synchronization choices: none for "nosync", in its own queue for "side".
+hook global/hooks/choices.sh '{"configVersion":"v1","kubernetes":[{"name":"nosync","kind":"Namespace","nameSelector":{"matchNames":["lab3"]},"executeHookOnSynchronization":false,"jqFilter":".metadata.name","keepFullObjectsInMemory":false},{"name":"side","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["test"]}},"queue":"side","waitForSynchronization":false,"executeHookOnEvent":[],"jqFilter":".metadata.name","keepFullObjectsInMemory":false}]}'
+# Two bindings in one group: Group contexts carrying both snapshots.
+hook global/hooks/grouped.sh '{"configVersion":"v1","kubernetes":[{"name":"g-cm","group":"g","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["test"]}},"nameSelector":{"matchNames":["cm2"]},"jqFilter":".metadata.name","keepFullObjectsInMemory":false},{"name":"g-ns","group":"g","kind":"Namespace","nameSelector":{"matchNames":["grouped"]},"jqFilter":".metadata.name","keepFullObjectsInMemory":false}]}'
 # A module hook: Synchronization between onStartup and beforeHelm; a name selector; snapshots.
 mkdir -p "$work/modules/010-kmod"
 printf 'kmod: {}\n' >"$work/modules/010-kmod/values.yaml"
@@ -164,6 +168,24 @@ print(c["type"], len(names), names == sorted(names), names[0], names[-1])')" "Sy
 is "$(fk GET /fake/requests | python3 -c 'import json,sys
 print(sum(1 for r in json.load(sys.stdin)["requests"] if r["path"]=="/api/v1/namespaces/bulk/configmaps" and not r["watch"]))')" 3 \
         "the list came in three pages (limit 500 with continue)"
+
+# ---- Synchronization choices and groups ----------------------------------------------------------
+wait_contexts "$work/logs/choices.sh.log" 1
+is "$(ctx "$work/logs/choices.sh.log" 1)" \
+        '{"binding":"side","objects":[{"filterResult":"cm1"},{"filterResult":"cm2"}],"type":"Synchronization"}' \
+        "waitForSynchronization: false runs in its queue; executeHookOnSynchronization: false runs nothing"
+ns lab3 '{}'
+wait_contexts "$work/logs/choices.sh.log" 2
+is "$(ctx "$work/logs/choices.sh.log" 2)" '{"binding":"nosync","filterResult":"lab3","type":"Event","watchEvent":"Added"}' \
+        "a binding without a Synchronization run still gets its events"
+is "$(contexts "$work/logs/grouped.sh.log")" \
+        '{"binding":"g-ns","groupName":"g","snapshots":{"g-cm":[{"filterResult":"cm2"}],"g-ns":[]},"type":"Group"}' \
+        "grouped Synchronization: one Group context with both snapshots (the runs were merged)"
+ns grouped '{}'
+wait_contexts "$work/logs/grouped.sh.log" 2
+is "$(ctx "$work/logs/grouped.sh.log" 2)" \
+        '{"binding":"g-ns","groupName":"g","snapshots":{"g-cm":[{"filterResult":"cm2"}],"g-ns":[{"filterResult":"grouped"}]},"type":"Group"}' \
+        "a grouped event: a Group context with fresh snapshots"
 
 # ---- namespaces chosen by label ------------------------------------------------------------------
 is "$(ctx "$work/logs/labelled.sh.log" 1)" \
