@@ -112,6 +112,8 @@ hook global/hooks/labelled.sh '{"configVersion":"v1","kubernetes":[{"name":"labe
 hook global/hooks/bulk.sh '{"configVersion":"v1","kubernetes":[{"name":"bulk","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["bulk"]}},"jqFilter":".metadata.name","keepFullObjectsInMemory":false,"executeHookOnEvent":[]}]}'
 # Synchronization choices: none for "nosync", in its own queue for "side".
 hook global/hooks/choices.sh '{"configVersion":"v1","kubernetes":[{"name":"nosync","kind":"Namespace","nameSelector":{"matchNames":["lab3"]},"executeHookOnSynchronization":false,"jqFilter":".metadata.name","keepFullObjectsInMemory":false},{"name":"side","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["test"]}},"queue":"side","waitForSynchronization":false,"executeHookOnEvent":[],"jqFilter":".metadata.name","keepFullObjectsInMemory":false}]}'
+# A label selector goes to the server.
+hook global/hooks/bylabel.sh '{"configVersion":"v1","kubernetes":[{"name":"x-only","kind":"ConfigMap","labelSelector":{"matchExpressions":[{"key":"app","operator":"In","values":["x","z"]}]},"jqFilter":".metadata.name","keepFullObjectsInMemory":false,"executeHookOnEvent":[]}]}'
 # Two bindings in one group: Group contexts carrying both snapshots.
 hook global/hooks/grouped.sh '{"configVersion":"v1","kubernetes":[{"name":"g-cm","group":"g","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["test"]}},"nameSelector":{"matchNames":["cm2"]},"jqFilter":".metadata.name","keepFullObjectsInMemory":false},{"name":"g-ns","group":"g","kind":"Namespace","nameSelector":{"matchNames":["grouped"]},"jqFilter":".metadata.name","keepFullObjectsInMemory":false}]}'
 # A module hook: Synchronization between onStartup and beforeHelm; a name selector; snapshots.
@@ -120,9 +122,10 @@ printf 'kmod: {}\n' >"$work/modules/010-kmod/values.yaml"
 hook modules/010-kmod/hooks/watch.sh '{"configVersion":"v1","onStartup":1,"beforeHelm":1,"kubernetes":[{"name":"two","kind":"ConfigMap","nameSelector":{"matchNames":["cm2"]},"jqFilter":".metadata.name","executeHookOnEvent":[],"keepFullObjectsInMemory":false}]}'
 printf 'kmodEnabled: true\n' >"$work/modules/values.yaml"
 
+printf 'kmodEnabled: "true"\n' >"$work/config.yaml"
 op_start KUBE_CONFIG="$work/kubeconfig" GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
         ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
-        ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 ${AO_TEST_REACTOR:+ADDON_OPERATOR_REACTOR=$AO_TEST_REACTOR} KUBE_CLIENT_QPS=20 KUBE_CLIENT_BURST=3 -- start
+        ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 ${AO_TEST_REACTOR:+ADDON_OPERATOR_REACTOR=$AO_TEST_REACTOR} KUBE_CLIENT_QPS=20 KUBE_CLIENT_BURST=3 -- start
 op_wait_for "module 'kmod' is up to date"
 ok $? "the operator converges with kubernetes bindings"
 like "$OP_LOG" "Kubernetes API at $api \\(kubeconfig $work/kubeconfig, context fake\\)" "the cluster is named in the log"
@@ -155,7 +158,8 @@ is "$(metric kube_snapshot_objects cms)" 2 "kube_snapshot_objects counts a bindi
 is "$(metric kube_snapshot_objects bulk)" 1200 "kube_snapshot_objects for 1,200 objects"
 is "$(metric kube_jq_filter_duration_seconds_count bulk)" 1200 \
         "kube_jq_filter_duration_seconds: one observation per object"
-like "$metrics" 'addon_operator_kubernetes_client_request_result_total\{component="main",code="200",method="GET",host="http://127.0.0.1:[0-9]+"\} [0-9]+' \
+is "$(printf '%s\n' "$metrics" | grep -E '^addon_operator_kubernetes_client_request_result_total\{' | sed 's/} [0-9]*$/}/')" \
+        "addon_operator_kubernetes_client_request_result_total{component=\"main\",code=\"200\",method=\"GET\",host=\"$api\"}" \
         "kubernetes_client_request_result_total by code, method and host"
 is "$(printf '%s\n' "$metrics" | grep -F 'kubernetes_client_request_latency_seconds_count{component="main",verb="GET",url="/api/v1/namespaces/bulk/configmaps"}' | sed 's/.* //')" 3 \
         "kubernetes_client_request_latency_seconds per path, without the query"
@@ -168,6 +172,11 @@ print(c["type"], len(names), names == sorted(names), names[0], names[-1])')" "Sy
 is "$(fk GET /fake/requests | python3 -c 'import json,sys
 print(sum(1 for r in json.load(sys.stdin)["requests"] if r["path"]=="/api/v1/namespaces/bulk/configmaps" and not r["watch"]))')" 3 \
         "the list came in three pages (limit 500 with continue)"
+
+# ---- label selectors -----------------------------------------------------------------------------
+is "$(ctx "$work/logs/bylabel.sh.log" 1)" '{"binding":"x-only","objects":[{"filterResult":"cm1"}],"type":"Synchronization"}' \
+        "labelSelector matchExpressions In: only the labelled object"
+like "$(fk GET /fake/watches)" '"labelSelector":"app in \(x,z\)"' "the selector is sent to the server in its query syntax"
 
 # ---- Synchronization choices and groups ----------------------------------------------------------
 wait_contexts "$work/logs/choices.sh.log" 1
@@ -275,6 +284,35 @@ kill -0 "$OP_PID"
 ok $? "the operator is still running after every fault"
 is "$(contexts "$work/logs/labelled.sh.log" | wc -l)" 3 "no event ever came for the namespace that stopped matching"
 
+# ---- HTTP 410 on a watch request -----------------------------------------------------------------
+fk DELETE /fake/requests >/dev/null
+fk POST /fake/faults '{"method":"GET","path":"/namespaces/test/configmaps$","watch":true,"action":"status","status":410,"count":1}' >/dev/null
+fk POST /fake/close-watches '{"path":"/namespaces/test/configmaps$"}' >/dev/null
+cm cm7 '{"g":"7"}'
+wait_contexts "$work/logs/filtered.sh.log" 9
+is "$(ctx "$work/logs/filtered.sh.log" 9)" '{"binding":"cms","filterResult":{"g":"7"},"type":"Event","watchEvent":"Added"}' \
+        "HTTP 410 on a watch: the informer lists again and the new object arrives once"
+# Two informers watch that path (with and without a name selector): either may get the fault.
+like "$(fk GET /fake/requests | python3 -c 'import json,sys
+seqs = {}
+for r in json.load(sys.stdin)["requests"]:
+    if r["path"] == "/api/v1/namespaces/test/configmaps":
+        seqs.setdefault(r["query"].get("fieldSelector"), []).append(("W" if r["watch"] else "L") + str(r["status"]))
+print(" | ".join(" ".join(v) for v in seqs.values()))')" \
+        'W410 L200 W200' "HTTP 410 → one list → a watch"
+
+# ---- a disabled module's watches stop ------------------------------------------------------------
+module_watches() { # cluster-wide watches for cm2: the module's binding (the grouped one is namespaced)
+        fk GET /fake/watches | python3 -c 'import json,sys
+print(sum(1 for w in json.load(sys.stdin)["watches"] if w["path"] == "/api/v1/configmaps" and w["query"].get("fieldSelector") == "metadata.name=cm2"))'
+}
+is "$(module_watches)" 1 "the module's watch is open while it is enabled"
+printf 'kmodEnabled: "false"\n' >"$work/config.yaml.new" && mv "$work/config.yaml.new" "$work/config.yaml"
+op_wait_for "module 'kmod' deleted"
+ok $? "the module is deleted after the config disables it"
+for _ in $(seq 400); do [ "$(module_watches)" = 0 ] && break; read -r -t 0.05 <> <(:) || true; done
+is "$(module_watches)" 0 "its informer stopped: no watch for it on the server"
+
 # ---- the client's rate limit ---------------------------------------------------------------------
 # 5 requests/s with a burst of 3: requests i..k (non-watch) cannot be sent within less than
 # (k-i+1-3) * 200 ms. The server sees arrival times, which a loaded machine delays by up to a
@@ -296,6 +334,28 @@ print(len(t) >= 7, bad)')" "True []" "non-watch requests respect KUBE_CLIENT_QPS
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "second run: a clean stop"
+
+# ---- a custom resource that appears after the start ----------------------------------------------
+# The binding's kind is unknown: the step fails and is retried; discovery is read again (at most
+# every 10 s), and once the CRD exists its objects are synchronized.
+hook crd/hooks/crontabs.sh '{"configVersion":"v1","kubernetes":[{"name":"crontabs","apiVersion":"stable.example.com/v1","kind":"CronTab","jqFilter":".spec.cronSpec","keepFullObjectsInMemory":false}]}'
+mkdir -p "$work/empty-modules"
+op_start KUBE_CONFIG="$work/kubeconfig" GLOBAL_HOOKS_DIR="$work/crd" MODULES_DIR="$work/empty-modules" \
+        ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
+        ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 -- start
+op_wait_for "hook 'hooks/crontabs.sh', binding 'crontabs': no resource"
+ok $? "an unknown kind is reported with the hook and binding"
+curl -sf -X POST -H 'Authorization: Bearer s3cret' -H 'Content-Type: application/json' \
+        "$api/apis/apiextensions.k8s.io/v1/customresourcedefinitions" --data '{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"crontabs.stable.example.com"},"spec":{"group":"stable.example.com","scope":"Namespaced","names":{"plural":"crontabs","singular":"crontab","kind":"CronTab","shortNames":["ct"]},"versions":[{"name":"v1","served":true,"storage":true}]}}' >/dev/null
+curl -sf -X POST -H 'Authorization: Bearer s3cret' -H 'Content-Type: application/json' \
+        "$api/apis/stable.example.com/v1/namespaces/test/crontabs" --data '{"apiVersion":"stable.example.com/v1","kind":"CronTab","metadata":{"name":"nightly"},"spec":{"cronSpec":"0 3 * * *"}}' >/dev/null
+ok $? "the CRD and an object of it are created"
+wait_contexts "$work/logs/crontabs.sh.log" 1
+is "$(ctx "$work/logs/crontabs.sh.log" 1)" '{"binding":"crontabs","objects":[{"filterResult":"0 3 * * *"}],"type":"Synchronization"}' \
+        "after discovery is read again, the custom resources are synchronized"
+kill -TERM "$OP_PID"
+op_finish
+is "$OP_CODE" 0 "third run: a clean stop"
 is "$(find "$work/tmp" -mindepth 1 | wc -l)" 0 "no temp files left behind"
 
 done_testing
