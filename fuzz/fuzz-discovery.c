@@ -60,16 +60,6 @@ static void check_message(const struct ao_error *err)
                 check(*p >= 0x20 && *p != 0x7F);
 }
 
-static bool matches(const struct ao_kube_resource *r, const char *kind)
-{
-        if (strcasecmp(r->kind, kind) == 0 || strcasecmp(r->name, kind) == 0)
-                return true;
-        for (char **s = r->short_names; *s; s++)
-                if (strcasecmp(*s, kind) == 0)
-                        return true;
-        return false;
-}
-
 static bool unreserved(char c)
 {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
@@ -125,7 +115,7 @@ static void probe(const struct ao_kube_discovery *d, const char *api_version, co
                 check_message(&err);
                 return;
         }
-        check(matches(r, kind));
+        check(ao_kube_resource_matches(r, kind));
         if (api_version && api_version[0])
                 check(strcmp(r->api_version, api_version) == 0);
         else

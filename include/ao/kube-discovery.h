@@ -78,6 +78,9 @@ const struct ao_kube_resource *ao_kube_discovery_find(const struct ao_kube_disco
                                                       const char *api_version, const char *kind,
                                                       struct ao_error *reterr);
 
+/** Whether @kind names @r: its Kind, plural or a short name, in any case. */
+bool ao_kube_resource_matches(const struct ao_kube_resource *r, const char *kind);
+
 /** Resources known (for the debug dump and tests). */
 size_t ao_kube_discovery_count(const struct ao_kube_discovery *d);
 

@@ -536,7 +536,7 @@ fail:
 
 /* ---- finding resources --------------------------------------------------------------------------- */
 
-static bool resource_matches(const struct ao_kube_resource *r, const char *kind)
+bool ao_kube_resource_matches(const struct ao_kube_resource *r, const char *kind)
 {
         if (strcasecmp(r->kind, kind) == 0 || strcasecmp(r->name, kind) == 0)
                 return true;
@@ -552,7 +552,7 @@ static const struct ao_kube_resource *match_in(const struct group_version *gv, c
         if (!gv)
                 return NULL;
         for (size_t i = 0; i < gv->n_resources; i++)
-                if (resource_matches(&gv->resources[i], kind))
+                if (ao_kube_resource_matches(&gv->resources[i], kind))
                         return &gv->resources[i];
         return NULL;
 }

@@ -12,6 +12,8 @@
 #include "ao/alloc.h"
 #include "ao/strbuf.h"
 
+#include "internal.h"
+
 /*
  * A list response is {"kind":"ConfigMapList","apiVersion":"v1","metadata":
  * {"resourceVersion":..,"continue":..,"remainingItemCount":..},"items":[..]}.
@@ -29,33 +31,6 @@
 static void json_deletep(cJSON **json)
 {
         cJSON_Delete(*json);
-}
-
-/* Control characters and invalid UTF-8 as \xNN, cut with "...": one printable line of at most @size - 1. */
-static const char *excerpt(char *buf, size_t size, const char *s, size_t len)
-{
-        const unsigned char *u = (const unsigned char *) s;
-        size_t n = 0;
-
-        for (size_t i = 0; i < len;) {
-                size_t seq = ao_utf8_sequence_length(u + i, len - i);
-                bool escape = seq == 0 || u[i] < 0x20 || u[i] == 0x7F;
-                if (n + (escape ? 4 : seq) > size - 4) {
-                        memcpy(buf + n, "...", 3);
-                        n += 3;
-                        break;
-                }
-                if (escape) {
-                        n += (size_t) snprintf(buf + n, size - n, "\\x%02x", u[i]);
-                        i++;
-                } else {
-                        memcpy(buf + n, s + i, seq);
-                        n += seq;
-                        i += seq;
-                }
-        }
-        buf[n] = '\0';
-        return buf;
 }
 
 static const char *string_member(const cJSON *obj, const char *name)
@@ -80,14 +55,14 @@ static int parse_body(const char *body, size_t len, cJSON **ret, struct ao_error
                 size_t at = end && end >= body && end <= body + len ? (size_t) (end - body) : 0;
                 size_t from = at > CONTEXT_BEFORE ? at - CONTEXT_BEFORE : 0;
                 return ao_error_set(reterr, -EBADMSG, "list: invalid JSON at byte %zu: '%s'", at,
-                                    excerpt(buf, sizeof(buf), body + from, len - from));
+                                    kube_excerpt(buf, sizeof(buf), body + from, len - from));
         }
         for (const char *p = end; p < body + len; p++)
                 if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
                         cJSON_Delete(doc);
                         return ao_error_set(reterr, -EBADMSG, "list: text after the list at byte %zu: '%s'",
                                             (size_t) (p - body),
-                                            excerpt(buf, sizeof(buf), p, (size_t) (body + len - p)));
+                                            kube_excerpt(buf, sizeof(buf), p, (size_t) (body + len - p)));
                 }
         *ret = doc;
         return 0;
@@ -102,8 +77,8 @@ static int refuse_status(const cJSON *doc, struct ao_error *reterr)
         (void) ao_kube_status_from_json(doc, &st);
         return ao_error_set(
             reterr, -EPROTO, "list: the API server answered with a Status: %d %s: '%s'", st.code,
-            st.reason[0] ? excerpt(reason, sizeof(reason), st.reason, strlen(st.reason)) : "(no reason)",
-            excerpt(message, sizeof(message), st.message, strlen(st.message)));
+            st.reason[0] ? kube_excerpt(reason, sizeof(reason), st.reason, strlen(st.reason)) : "(no reason)",
+            kube_excerpt(message, sizeof(message), st.message, strlen(st.message)));
 }
 
 /* "ConfigMapList" → "ConfigMap"; NULL when @list_kind names no item kind. */
@@ -152,7 +127,7 @@ static int fill_member(cJSON *item, size_t i, const char *name, const char *valu
         if (!value)
                 return ao_error_set(reterr, -EBADMSG,
                                     "list: items[%zu]: %s missing and not implied by the list (kind '%s')", i,
-                                    name, excerpt(buf, sizeof(buf), list_kind, strlen(list_kind)));
+                                    name, kube_excerpt(buf, sizeof(buf), list_kind, strlen(list_kind)));
         if (prepend_string(item, name, value) < 0)
                 return ao_error_set(reterr, -ENOMEM, "list: items[%zu]: out of memory", i);
         return 0;

@@ -13,6 +13,8 @@
 #include "ao/alloc.h"
 #include "ao/strbuf.h"
 
+#include "internal.h"
+
 /*
  * Splitting: the API server writes one event per line (Go's json.Encoder
  * appends "\n"), but a replayed backlog comes in 2 KiB chunks that cut lines
@@ -115,45 +117,13 @@ void ao_watch_decoder_reset(struct ao_watch_decoder *d)
 
 /* ---- errors ---------------------------------------------------------------------------------------- */
 
-/*
- * The first @len bytes of @s for an error message: control characters and
- * invalid UTF-8 as \xNN so the message stays one printable line, cut at a
- * character boundary with "..." when longer than the buffer.
- */
-static const char *excerpt(char buf[static EXCERPT_MAX], const char *s, size_t len)
-{
-        const unsigned char *u = (const unsigned char *) s;
-        size_t n = 0;
-
-        for (size_t i = 0; i < len;) {
-                size_t seq = ao_utf8_sequence_length(u + i, len - i);
-                bool escape = seq == 0 || u[i] < 0x20 || u[i] == 0x7F;
-                size_t width = escape ? 4 : seq;
-                if (n + width > EXCERPT_MAX - 4) {
-                        memcpy(buf + n, "...", 3);
-                        n += 3;
-                        break;
-                }
-                if (escape) {
-                        n += (size_t) snprintf(buf + n, EXCERPT_MAX - n, "\\x%02x", u[i]);
-                        i++;
-                } else {
-                        memcpy(buf + n, s + i, seq);
-                        n += seq;
-                        i += seq;
-                }
-        }
-        buf[n] = '\0';
-        return buf;
-}
-
 static int fail(struct ao_watch_decoder *d, struct ao_error *reterr, int code, const char *line, size_t len,
                 const char *reason)
 {
         char buf[EXCERPT_MAX];
 
         return ao_error_set(reterr, code, "watch event %zu: %s: '%s'", d->n_events, reason,
-                            excerpt(buf, line, len));
+                            kube_excerpt(buf, EXCERPT_MAX, line, len));
 }
 
 /* ---- lines ------------------------------------------------------------------------------------------- */
@@ -201,8 +171,9 @@ static int unwrap(struct ao_watch_decoder *d, cJSON *root, const char *line, siz
                 return fail(d, reterr, -EBADMSG, line, len, "\"type\" is not a string");
         enum ao_watch_type t = ao_watch_type_from_string(type->valuestring);
         if (t < 0)
-                return ao_error_set(reterr, -EBADMSG, "watch event %zu: unknown type '%s'", d->n_events,
-                                    excerpt(buf, type->valuestring, strlen(type->valuestring)));
+                return ao_error_set(
+                    reterr, -EBADMSG, "watch event %zu: unknown type '%s'", d->n_events,
+                    kube_excerpt(buf, EXCERPT_MAX, type->valuestring, strlen(type->valuestring)));
         cJSON *object = cJSON_GetObjectItemCaseSensitive(root, "object");
         if (!object)
                 return fail(d, reterr, -EBADMSG, line, len, "missing \"object\"");
@@ -243,7 +214,7 @@ static int parse_line(struct ao_watch_decoder *d, const char *line, size_t len, 
                 size_t from = at > CONTEXT_BEFORE ? at - CONTEXT_BEFORE : 0;
                 char buf[EXCERPT_MAX];
                 return ao_error_set(reterr, -EBADMSG, "watch event %zu: invalid JSON at byte %zu: '%s'",
-                                    d->n_events, at, excerpt(buf, line + from, len - from));
+                                    d->n_events, at, kube_excerpt(buf, EXCERPT_MAX, line + from, len - from));
         }
         if (!is_blank(end, (size_t) (line + len - end))) {
                 cJSON_Delete(root);
@@ -350,7 +321,7 @@ int ao_watch_decoder_finish(struct ao_watch_decoder *d, struct ao_error *reterr)
         d->failed = true;
         return ao_error_set(reterr, -EBADMSG,
                             "watch stream: truncated inside event %zu after %zu bytes: '%s'", d->n_events + 1,
-                            d->len, excerpt(buf, d->buf, d->len));
+                            d->len, kube_excerpt(buf, EXCERPT_MAX, d->buf, d->len));
 }
 
 /* ---- Status ------------------------------------------------------------------------------------------ */
