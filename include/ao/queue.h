@@ -70,7 +70,6 @@ enum ao_task_result {
 /** Called when @t reaches the head of its queue; must lead to exactly one ao_task_finish() later or now. */
 typedef void ao_task_handler(struct ao_task *t, void *userdata);
 
-
 struct ao_task_spec {
         int type;                       /* the caller's task type; combined only with the same type */
         const char *description;        /* for logs and `queue list`: "ModuleRun:simple-module"; copied */

@@ -216,9 +216,10 @@ static void refresh_context(cJSON *ctx, const struct ao_snapshot_source *src)
         }
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(ctx, "type");
         const cJSON *binding = cJSON_GetObjectItemCaseSensitive(ctx, "binding");
-        if (cJSON_IsString(type) && strcmp(type->valuestring, "Synchronization") == 0 && cJSON_IsString(binding) &&
-            cJSON_HasObjectItem(ctx, "objects"))
-                cJSON_ReplaceItemInObjectCaseSensitive(ctx, "objects", snapshot_items(src, binding->valuestring));
+        if (cJSON_IsString(type) && strcmp(type->valuestring, "Synchronization") == 0 &&
+            cJSON_IsString(binding) && cJSON_HasObjectItem(ctx, "objects"))
+                cJSON_ReplaceItemInObjectCaseSensitive(ctx, "objects",
+                                                       snapshot_items(src, binding->valuestring));
 }
 
 void ao_binding_contexts_refresh(cJSON *contexts, const struct ao_snapshot_source *src)

@@ -156,7 +156,7 @@ static int parse_credential(const char *text, size_t len, const char *want_versi
                             struct ao_kube_exec_credential *ret, struct ao_error *reterr)
 {
         _cleanup_(cjson_deletep) cJSON *root = NULL;
-        const char *kind, *version, *token, *cert, *key, *expires;
+        const char *kind = NULL, *version = NULL, *token = NULL, *cert = NULL, *key = NULL, *expires = NULL;
         int64_t expires_unix = 0;
         int r;
 

@@ -119,7 +119,10 @@ static const char *where(char *buf, size_t size, const struct kc_node *node, con
 {
         bool dot = node->path[0] != '\0' && key;
 
-        (void) snprintf(buf, size, "%s%s%s", node->path, dot ? "." : "", key ? key : "");
+        int n = snprintf(buf, size, "%s%s%s", node->path, dot ? "." : "", key ? key : "");
+        /* A path longer than the buffer is cut: the message stays readable and bounded. */
+        if (n < 0)
+                buf[0] = '\0';
         return buf;
 }
 
@@ -507,7 +510,7 @@ static char *check_url(const char *url, bool proxy, const char **ret_reason)
 
 static int parse_cluster(const struct kc_node *c, struct ao_kube_config *cfg, struct ao_error *reterr)
 {
-        const char *server, *ca, *name, *proxy, *reason;
+        const char *server = NULL, *ca = NULL, *name = NULL, *proxy = NULL, *reason = NULL;
         char buf[SHOW_MAX];
         int r;
 
@@ -616,7 +619,7 @@ static int parse_exec_env(const struct kc_node *x, struct ao_kube_exec *exec, st
                 return r;
         for (const cJSON *e = env ? env->child : NULL; e; e = e->next, i++) {
                 struct kc_node item = {.file = x->file, .body = e};
-                const char *name, *value;
+                const char *name = NULL, *value = NULL;
                 set_path(&item, "%s.env[%zu]", x->path, i);
                 if (!cJSON_IsObject(e))
                         return fail(reterr, &item, NULL, "must be a mapping with name and value, not %s",
@@ -636,7 +639,7 @@ static int parse_exec_env(const struct kc_node *x, struct ao_kube_exec *exec, st
 /* users[].user.exec: the plugin client-go would run (client.authentication.k8s.io v1 or v1beta1). */
 static int parse_exec(const struct kc_node *u, struct ao_kube_config *cfg, struct ao_error *reterr)
 {
-        const char *command, *version, *mode;
+        const char *command = NULL, *version = NULL, *mode = NULL;
         struct kc_node x;
         char buf[SHOW_MAX];
         int r;
@@ -724,7 +727,7 @@ static int refuse_unsupported(const struct kc_node *u, struct ao_error *reterr)
 
 static int parse_user(const struct kc_node *u, struct ao_kube_config *cfg, struct ao_error *reterr)
 {
-        const char *token, *token_file, *username, *password;
+        const char *token = NULL, *token_file = NULL, *username = NULL, *password = NULL;
         int r;
 
         r = refuse_unsupported(u, reterr);
@@ -800,7 +803,7 @@ static int lookup(const struct kc_files *files, const char *list, const char *bo
                 struct kc_node top = {.file = file, .body = file->root}, entry = {.file = file};
                 const cJSON *entries = member(&top, list), *found = NULL;
                 size_t index = 0, found_index = 0;
-                const char *this_name;
+                const char *this_name = NULL;
                 int r;
 
                 if (entries && !cJSON_IsArray(entries))
@@ -835,7 +838,7 @@ static int current_context(const struct kc_files *files, const char **ret, const
 {
         for (size_t i = 0; i < files->n; i++) {
                 struct kc_node top = {.file = &files->items[i], .body = files->items[i].root};
-                const char *name;
+                const char *name = NULL;
                 int r = get_string(&top, "current-context", &name, reterr);
                 if (r < 0)
                         return r;
@@ -855,7 +858,8 @@ static int resolve(const struct kc_files *files, const char *context, struct ao_
 {
         _cleanup_(ao_kube_config_done) struct ao_kube_config cfg = {0};
         const struct kc_file *from = NULL;
-        const char *name = context && context[0] ? context : NULL, *cluster_name, *user_name, *ns;
+        const char *name = context && context[0] ? context : NULL, *cluster_name = NULL, *user_name = NULL,
+                   *ns = NULL;
         struct kc_node ctx, cluster, user;
         char buf[SHOW_MAX];
         int r;

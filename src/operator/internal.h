@@ -176,7 +176,7 @@ struct hook_task {
         char *binding_name; /* owned: the binding's name for logs */
         char
             *activation; /* owned: what caused the run ("OperatorStartup", "Schedule", ...), a metric label */
-        bool kube_sync;      /* a Synchronization run: events of the binding flow once it starts */
+        bool kube_sync;  /* a Synchronization run: events of the binding flow once it starts */
         size_t kube_binding; /* which kubernetes binding, with kube_sync */
 };
 
@@ -304,7 +304,8 @@ typedef void kube_synced_handler(struct operator_state *op, bool ok, void *userd
  * @done when all of them have their initial state (ok false: a binding names an unknown kind,
  * or the owner was stopped). Needs op->kube.
  */
-void kube_when_synced(struct operator_state *op, struct module *mod, kube_synced_handler *done, void *userdata);
+void kube_when_synced(struct operator_state *op, struct module *mod, kube_synced_handler *done,
+                      void *userdata);
 /** Stop @mod's monitors (NULL: the global hooks'). */
 void kube_stop(struct operator_state *op, struct module *mod);
 /** A Synchronization context array for binding @binding of @hook, from the current objects. */

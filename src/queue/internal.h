@@ -85,4 +85,3 @@ struct ao_queues {
         unsigned dispatching; /* > 0 while the handler may be running */
         bool free_requested;  /* ao_queues_free() called from the handler */
 };
-
