@@ -9,6 +9,7 @@
 #include "ao/alloc.h"
 #include "ao/binding-context.h"
 #include "ao/config-file.h"
+#include "ao/config-map.h"
 #include "ao/hook-run.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
@@ -38,16 +39,18 @@ static const struct ao_log_context *enter_context(const struct call *c, struct a
         return ao_log_context_swap(ctx);
 }
 
-/* Persist a config patch's result: the config file when there is one, and the in-memory copy. */
+/* Persist a config patch's result: the config file or the ConfigMap, and the in-memory copy. */
 static int store_config_section(struct operator_state *op, const char *key, cJSON *section,
                                 struct ao_error *reterr)
 {
-        if (op->config_file) {
-                int r = ao_config_file_set(op->config_file, key, section, reterr);
-                if (r < 0) {
-                        cJSON_Delete(section);
-                        return r;
-                }
+        int r = 0;
+        if (op->config_file)
+                r = ao_config_file_set(op->config_file, key, section, reterr);
+        else if (op->config_map)
+                r = ao_config_map_set(op->config_map, key, section, reterr);
+        if (r < 0) {
+                cJSON_Delete(section);
+                return r;
         }
         cJSON_DeleteItemFromObjectCaseSensitive(op->values.config, key);
         cJSON_AddItemToObject(op->values.config, key, section);

@@ -29,6 +29,7 @@
 
 struct cJSON;
 struct ao_config_file;
+struct ao_config_map;
 struct ao_hook_runner;
 struct ao_proc;
 struct ao_reactor;
@@ -221,7 +222,8 @@ struct operator_state {
         struct ao_hook_runner *runner;
         struct ao_queues *queues;
         struct ao_schedule *schedule;
-        struct ao_config_file *config_file;
+        struct ao_config_file *config_file; /* the local config store, or */
+        struct ao_config_map *config_map;   /* the ConfigMap config store (kube.c) */
         char *state_dir;                    /* owned */
         const struct release_ops *releases; /* how releases are made (helm_local_ops without a cluster) */
         struct ao_source *log_wakeup;
@@ -319,6 +321,17 @@ struct ao_snapshot_source kube_snapshot_source(struct operator_state *op, struct
 /** Re-read the snapshots and Synchronization objects of @contexts just before a run. */
 void kube_refresh_contexts(struct operator_state *op, struct module *mod, const struct ao_hook *hook,
                            struct cJSON *contexts);
+typedef void kube_config_handler(const struct cJSON *data, void *userdata);
+typedef void kube_config_invalid_handler(const struct ao_error *error, void *userdata);
+/**
+ * Open ConfigMap ADDON_OPERATOR_CONFIG_MAP in kube_config_namespace() as op->config_map and wait
+ * (running the loop: called before it runs) for discovery and its first state. An invalid
+ * ConfigMap at start is an error, as an invalid config file is.
+ */
+int kube_config_map_open(struct operator_state *op, kube_config_handler *on_change,
+                         kube_config_invalid_handler *on_invalid, struct ao_error *reterr);
+/** ADDON_OPERATOR_NAMESPACE, else the kubeconfig's or service account's namespace, else "default". */
+const char *kube_config_namespace(const struct operator_state *op);
 /** TASK_KUBE_SYNC. */
 void kube_sync_task_handle(struct operator_state *op, struct ao_task *t);
 /** Queue the global Synchronization step (after the onStartup hooks). */

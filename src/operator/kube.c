@@ -18,6 +18,7 @@
 
 #include "ao/alloc.h"
 #include "ao/binding-context.h"
+#include "ao/config-map.h"
 #include "ao/informer.h"
 #include "ao/jq-filter.h"
 #include "ao/kube-client.h"
@@ -69,7 +70,10 @@ struct kube_state {
         uint64_t discovery_usec;
         struct ao_source *discovery_retry;
         struct sync_waiter *waiters;
-        struct hook_monitors *global; /* one per global hook */
+        struct hook_monitors *global;            /* one per global hook */
+        struct config_map_wait *config_map_wait; /* while kube_config_map_open() waits */
+        kube_config_handler *on_config_change;
+        kube_config_invalid_handler *on_config_invalid;
         struct ao_metric_family *jq_seconds, *event_seconds, *snapshot_objects, *watch_errors;
         struct ao_metric_family *request_results, *request_latency, *limiter_latency;
 };
@@ -533,6 +537,94 @@ void kube_sync_task_queue(struct operator_state *op)
         ao_queue_push_tail(operator_queue(op, AO_QUEUE_MAIN), &spec);
 }
 
+/* ---- the ConfigMap config store ---------------------------------------------------------------- */
+
+/* Run the loop until @done is set (the operator is not running yet: nothing else waits on it). */
+static int run_until(struct operator_state *op, const bool *done, struct ao_error *reterr)
+{
+        while (!*done) {
+                if (ao_reactor_exiting(op->reactor))
+                        return ao_error_set(reterr, -ECANCELED,
+                                            "stopped while waiting for the Kubernetes API");
+                int r = ao_reactor_run_once(op->reactor, AO_USEC_INFINITY);
+                if (r < 0)
+                        return ao_error_set(reterr, r, "event loop: %s", strerror(-r));
+        }
+        return 0;
+}
+
+struct config_map_wait {
+        bool ready;
+        struct ao_error error;
+};
+
+static void on_config_map_ready(const struct ao_error *error, void *userdata)
+{
+        struct operator_state *op = userdata;
+        struct config_map_wait *w = op->kube->config_map_wait;
+        if (error)
+                w->error = *error;
+        w->ready = true;
+}
+
+static void on_config_map_change(const cJSON *data, void *userdata)
+{
+        struct operator_state *op = userdata;
+        op->kube->on_config_change(data, op);
+}
+
+static void on_config_map_invalid(const struct ao_error *error, void *userdata)
+{
+        struct operator_state *op = userdata;
+        op->kube->on_config_invalid(error, op);
+}
+
+const char *kube_config_namespace(const struct operator_state *op)
+{
+        if (op->settings->namespace_[0])
+                return op->settings->namespace_;
+        if (op->kube && op->kube->config.namespace_)
+                return op->kube->config.namespace_;
+        return "default";
+}
+
+int kube_config_map_open(struct operator_state *op, kube_config_handler *on_change,
+                         kube_config_invalid_handler *on_invalid, struct ao_error *reterr)
+{
+        struct kube_state *k = op->kube;
+        int r = run_until(op, &k->discovery_ready, reterr);
+        if (r < 0)
+                return r;
+        struct ao_error err = {0};
+        const struct ao_kube_resource *res = ao_kube_discovery_find(k->discovery, "v1", "ConfigMap", &err);
+        if (!res)
+                return ao_error_set(reterr, -ENOENT, "the API server has no ConfigMaps: %s", err.msg);
+        struct config_map_wait wait = {0};
+        k->config_map_wait = &wait;
+        k->on_config_change = on_change;
+        k->on_config_invalid = on_invalid;
+        struct ao_config_map_options options = {
+            .reactor = op->reactor,
+            .client = k->client,
+            .informers = k->informers,
+            .resource = res,
+            .namespace_ = kube_config_namespace(op),
+            .name = op->settings->config_map,
+            .on_ready = on_config_map_ready,
+            .on_change = on_config_map_change,
+            .on_invalid = on_config_map_invalid,
+            .userdata = op,
+            .retry_scale = op->settings->retry_delay_scale,
+        };
+        r = ao_config_map_open(&options, &op->config_map, reterr);
+        if (r >= 0)
+                r = run_until(op, &wait.ready, reterr);
+        k->config_map_wait = NULL;
+        if (r >= 0 && wait.error.code)
+                r = ao_error_set(reterr, wait.error.code, "%s", wait.error.msg);
+        return r;
+}
+
 /* ---- start-up and shutdown -------------------------------------------------------------------- */
 
 int kube_start(struct operator_state *op, struct ao_error *reterr)
@@ -585,6 +677,7 @@ void kube_done(struct operator_state *op)
         struct kube_state *k = op->kube;
         if (!k)
                 return;
+        op->config_map = ao_config_map_free(op->config_map);
         while (k->waiters) {
                 struct sync_waiter *w = k->waiters;
                 k->waiters = w->next;

@@ -16,6 +16,7 @@
 #include "ao/alloc.h"
 #include "ao/config-data.h"
 #include "ao/config-file.h"
+#include "ao/config-map.h"
 #include "ao/http.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
@@ -82,15 +83,26 @@ static bool needs_reload(const cJSON *old, const cJSON *new)
         return false;
 }
 
+/* "config file '/etc/config.yaml'" or "ConfigMap default/addon-operator", for messages. */
+static const char *config_source(struct operator_state *op)
+{
+        static char buf[512];
+        if (op->config_map)
+                (void) snprintf(buf, sizeof(buf), "ConfigMap %s", ao_config_map_name(op->config_map));
+        else
+                (void) snprintf(buf, sizeof(buf), "config file '%s'",
+                                op->config_file ? ao_config_file_path(op->config_file) : "");
+        return buf;
+}
+
 static void on_config_change(const cJSON *data, void *userdata)
 {
         struct operator_state *op = userdata;
         struct ao_error err = {0};
         if (values_validate_config(&op->values, &op->modules, data, &err) < 0) {
                 /* As documented: an invalid config is logged, the previous one stays, nothing runs. */
-                ao_log(AO_LOG_ERROR,
-                       "config file '%s' changed but is invalid, keeping the previous config: %s",
-                       ao_config_file_path(op->config_file), err.msg);
+                ao_log(AO_LOG_ERROR, "%s changed but is invalid, keeping the previous config: %s",
+                       config_source(op), err.msg);
                 metrics_config_error(op);
                 return;
         }
@@ -117,13 +129,27 @@ static void on_config_change(const cJSON *data, void *userdata)
 static void on_config_invalid(const struct ao_error *error, void *userdata)
 {
         metrics_config_error(userdata);
-        ao_log(AO_LOG_ERROR, "config file changed but cannot be used, keeping the previous config: %s",
+        ao_log(AO_LOG_ERROR, "config changed but cannot be used, keeping the previous config: %s",
                error->msg);
+}
+
+/* With a cluster and no --config-file: the ConfigMap. */
+static int open_config_map(struct operator_state *op, struct ao_error *reterr)
+{
+        int r = kube_config_map_open(op, on_config_change, on_config_invalid, reterr);
+        if (r < 0)
+                return r;
+        cJSON_Delete(op->values.config);
+        op->values.config = cJSON_Duplicate(ao_config_map_data(op->config_map), true);
+        ao_log(AO_LOG_INFO, "config: ConfigMap %s (watched)", ao_config_map_name(op->config_map));
+        return 0;
 }
 
 static int open_config(struct operator_state *op, struct ao_error *reterr)
 {
         const char *path = op->settings->config_file;
+        if (!path[0] && op->kube)
+                return open_config_map(op, reterr);
         if (!path[0]) {
                 ao_log(AO_LOG_INFO,
                        "local mode without --config-file: config values are empty and config patches "
@@ -298,15 +324,15 @@ int lifecycle_start(struct operator_state *op)
         if (r >= 0)
                 r = values_store_init(&op->values, s, &op->modules, &err);
         if (r >= 0)
+                r = metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers") : 0;
+        if (r >= 0 && !s->local)
+                r = kube_start(op, &err);
+        if (r >= 0)
                 r = open_config(op, &err);
         if (r >= 0)
                 r = values_validate_config(&op->values, &op->modules, op->values.config, &err);
         if (r >= 0)
                 r = setup_queues(op, &err);
-        if (r >= 0)
-                r = metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers") : 0;
-        if (r >= 0 && !s->local)
-                r = kube_start(op, &err);
         if (r >= 0)
                 r = start_http(op, &err);
         if (r >= 0) {

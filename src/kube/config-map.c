@@ -1,0 +1,416 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The ConfigMap config store (include/ao/config-map.h).
+ *
+ * State: the data the server has (parsed), the resourceVersion it came with, and "pending": the
+ * keys the operator set that the server has not accepted yet (value, or JSON null for "remove").
+ * What callers see is the server's data with pending laid over it.
+ *
+ * One write is in flight at a time; it carries every pending key. When it lands, the keys it
+ * carried leave pending unless they were set again meanwhile (each key remembers the
+ * generation of its last set).
+ */
+#include <cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ao/alloc.h"
+#include "ao/config-data.h"
+#include "ao/config-map.h"
+#include "ao/informer.h"
+#include "ao/kube-client.h"
+#include "ao/kube-discovery.h"
+#include "ao/log.h"
+#include "ao/reactor.h"
+#include "ao/yaml.h"
+
+#define RETRY_FIRST_USEC 500000ULL
+#define RETRY_MAX_USEC   30000000ULL
+
+struct ao_config_map {
+        struct ao_config_map_options options;
+        char *namespace_, *name, *display;
+        char *path; /* the object's API path */
+        struct ao_informer_sub *sub;
+        cJSON *server;             /* parsed data as the server has it */
+        char *resource_version;    /* of that data; NULL: the object does not exist */
+        cJSON *pending;            /* key → value (null: remove) */
+        cJSON *pending_generation; /* key → generation of its last set */
+        cJSON *data;               /* server + pending, what callers see */
+        unsigned generation;
+        struct ao_kube_request *write;
+        cJSON *in_flight_generation; /* key → generation the write in flight carries */
+        struct ao_source *retry;
+        uint64_t backoff_usec;
+        bool ready;
+};
+
+/* ---- the data callers see ------------------------------------------------------------------------ */
+
+static cJSON *overlay(const cJSON *server, const cJSON *pending)
+{
+        cJSON *data = server ? cJSON_Duplicate(server, true) : cJSON_CreateObject();
+        for (const cJSON *p = pending ? pending->child : NULL; p; p = p->next) {
+                cJSON_DeleteItemFromObjectCaseSensitive(data, p->string);
+                if (!cJSON_IsNull(p))
+                        cJSON_AddItemToObject(data, p->string, cJSON_Duplicate(p, true));
+        }
+        return data;
+}
+
+static bool same(const cJSON *a, const cJSON *b)
+{
+        char *x = ao_json_canonical(a), *y = ao_json_canonical(b);
+        bool eq = strcmp(x, y) == 0;
+        free(x);
+        free(y);
+        return eq;
+}
+
+/* Recompute what callers see; tell them when it changed and they asked to be told. */
+static void refresh(struct ao_config_map *cm, bool report)
+{
+        cJSON *fresh = overlay(cm->server, cm->pending);
+        bool changed = !cm->data || !same(cm->data, fresh);
+        cJSON_Delete(cm->data);
+        cm->data = fresh;
+        if (changed && report && cm->ready && cm->options.on_change)
+                cm->options.on_change(cm->data, cm->options.userdata);
+}
+
+/* ---- reading ------------------------------------------------------------------------------------- */
+
+static const char *meta_string(const cJSON *obj, const char *field)
+{
+        const cJSON *v =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), field);
+        return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void set_resource_version(struct ao_config_map *cm, const char *rv)
+{
+        free(cm->resource_version);
+        cm->resource_version = rv ? ao_xstrdup(rv) : NULL;
+}
+
+/* The object as the server has it now (NULL: it is gone). Returns < 0 when its data is invalid. */
+static int take_object(struct ao_config_map *cm, const cJSON *obj, struct ao_error *reterr)
+{
+        cJSON *parsed = NULL;
+        if (obj) {
+                const cJSON *raw = cJSON_GetObjectItemCaseSensitive(obj, "data");
+                cJSON *empty = cJSON_CreateObject();
+                int r = ao_config_data_parse(raw && !cJSON_IsNull(raw) ? raw : empty, cm->display, &parsed,
+                                             reterr);
+                cJSON_Delete(empty);
+                /* The version moves on even when the data is refused: writes must base on it. */
+                set_resource_version(cm, meta_string(obj, "resourceVersion"));
+                if (r < 0)
+                        return r;
+        } else {
+                set_resource_version(cm, NULL);
+                parsed = cJSON_CreateObject();
+        }
+        cJSON_Delete(cm->server);
+        cm->server = parsed;
+        return 0;
+}
+
+static void report_invalid(struct ao_config_map *cm, const struct ao_error *err)
+{
+        if (cm->options.on_invalid)
+                cm->options.on_invalid(err, cm->options.userdata);
+}
+
+struct first_object {
+        const cJSON *obj;
+        cJSON *copy;
+};
+
+static void keep_first(const cJSON *obj, void *userdata)
+{
+        struct first_object *f = userdata;
+        if (!f->copy)
+                f->copy = cJSON_Duplicate(obj, true);
+}
+
+static void on_synced(struct ao_informer_sub *sub, void *userdata)
+{
+        struct ao_config_map *cm = userdata;
+        struct first_object first = {0};
+        ao_informer_sub_foreach(sub, keep_first, &first);
+        struct ao_error err = {0};
+        int r = take_object(cm, first.copy, &err);
+        cJSON_Delete(first.copy);
+        refresh(cm, false);
+        cm->ready = true;
+        if (!first.copy)
+                ao_log(AO_LOG_INFO, "config: ConfigMap %s does not exist: empty config", cm->display);
+        if (cm->options.on_ready)
+                cm->options.on_ready(r < 0 ? &err : NULL, cm->options.userdata);
+}
+
+static void on_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj, void *userdata)
+{
+        struct ao_config_map *cm = userdata;
+        struct ao_error err = {0};
+        if (type == AO_WATCH_EVENT_DELETED)
+                ao_log(AO_LOG_WARN, "config: ConfigMap %s was deleted: the config is empty now", cm->display);
+        if (take_object(cm, type == AO_WATCH_EVENT_DELETED ? NULL : obj, &err) < 0) {
+                report_invalid(cm, &err);
+                return;
+        }
+        refresh(cm, true);
+}
+
+static const struct ao_informer_sub_ops watch_ops = {.synced = on_synced, .event = on_event};
+
+/* ---- writing ------------------------------------------------------------------------------------- */
+
+static void send_pending(struct ao_config_map *cm);
+static void refetch(struct ao_config_map *cm);
+
+static int on_retry(struct ao_source *s, uint64_t now, void *userdata)
+{
+        send_pending(userdata);
+        return 0;
+}
+
+static void retry_later(struct ao_config_map *cm, uint64_t at_least_usec)
+{
+        cm->backoff_usec = cm->backoff_usec ? cm->backoff_usec * 2 : RETRY_FIRST_USEC;
+        if (cm->backoff_usec > RETRY_MAX_USEC)
+                cm->backoff_usec = RETRY_MAX_USEC;
+        uint64_t wait = cm->backoff_usec > at_least_usec ? cm->backoff_usec : at_least_usec;
+        double scale = cm->options.retry_scale > 0 ? cm->options.retry_scale : 1;
+        (void) ao_source_set_time_relative(cm->retry, (uint64_t) ((double) wait * scale));
+}
+
+/* The keys of the write that landed leave pending, unless they were set again meanwhile. */
+static void settle(struct ao_config_map *cm)
+{
+        for (const cJSON *g = cm->in_flight_generation->child; g; g = g->next) {
+                const cJSON *now = cJSON_GetObjectItemCaseSensitive(cm->pending_generation, g->string);
+                if (!now || now->valuedouble != g->valuedouble)
+                        continue;
+                cJSON_DeleteItemFromObjectCaseSensitive(cm->pending, g->string);
+                cJSON_DeleteItemFromObjectCaseSensitive(cm->pending_generation, g->string);
+        }
+        cJSON_Delete(cm->in_flight_generation);
+        cm->in_flight_generation = NULL;
+}
+
+static void on_written(const struct ao_kube_response *resp, void *userdata)
+{
+        struct ao_config_map *cm = userdata;
+        cm->write = NULL;
+        if (resp->status == 200 || resp->status == 201) {
+                cJSON *obj = cJSON_ParseWithLength(resp->body, resp->len);
+                const char *rv = meta_string(obj, "resourceVersion");
+                /* Our own write; the watch brings the same version, which then changes nothing. */
+                if (rv && (!cm->resource_version || strcmp(rv, cm->resource_version) != 0)) {
+                        struct ao_error err = {0};
+                        if (take_object(cm, obj, &err) < 0)
+                                report_invalid(cm, &err);
+                }
+                cJSON_Delete(obj);
+                settle(cm);
+                cm->backoff_usec = 0;
+                refresh(cm, true);
+                if (cJSON_GetArraySize(cm->pending) > 0)
+                        send_pending(cm);
+                return;
+        }
+        cJSON_Delete(cm->in_flight_generation);
+        cm->in_flight_generation = NULL;
+        if (resp->status == 409 || resp->status == 404) {
+                /* It moved, came or went: read it again, then send the same keys on top of what is there. */
+                ao_log(AO_LOG_INFO, "config: ConfigMap %s changed under a write (HTTP %ld); writing again",
+                       cm->display, resp->status);
+                refetch(cm);
+                return;
+        }
+        if (resp->status)
+                ao_log(AO_LOG_WARN, "config: writing ConfigMap %s: HTTP %ld: %.200s; retrying", cm->display,
+                       resp->status, resp->body ? resp->body : "");
+        else
+                ao_log(AO_LOG_WARN, "config: writing ConfigMap %s: %s; retrying", cm->display,
+                       resp->error.msg);
+        retry_later(cm, resp->retry_after_usec);
+}
+
+static void on_refetched(const struct ao_kube_response *resp, void *userdata)
+{
+        struct ao_config_map *cm = userdata;
+        cm->write = NULL;
+        struct ao_error err = {0};
+        if (resp->status == 200 || resp->status == 404) {
+                cJSON *obj = resp->status == 200 ? cJSON_ParseWithLength(resp->body, resp->len) : NULL;
+                if (take_object(cm, obj, &err) < 0)
+                        report_invalid(cm, &err);
+                cJSON_Delete(obj);
+                refresh(cm, true);
+                send_pending(cm);
+                return;
+        }
+        ao_log(AO_LOG_WARN, "config: reading ConfigMap %s: %s; retrying", cm->display,
+               resp->status ? "unexpected HTTP status" : resp->error.msg);
+        retry_later(cm, resp->retry_after_usec);
+}
+
+/* Read the object now (the watch may lag behind a conflict); the write goes out after that. */
+static void refetch(struct ao_config_map *cm)
+{
+        struct ao_error err = {0};
+        if (ao_kube_request(cm->options.client, "GET", cm->path, NULL, NULL, 0, on_refetched, cm, &cm->write,
+                            &err) < 0) {
+                cm->write = NULL;
+                ao_log(AO_LOG_WARN, "config: reading ConfigMap %s: %s; retrying", cm->display, err.msg);
+                retry_later(cm, 0);
+        }
+}
+
+/* The merge patch (or, for a missing object, the object) carrying every pending key. */
+static char *write_body(struct ao_config_map *cm, bool create)
+{
+        cJSON *values = cJSON_CreateObject(), *removed = cJSON_CreateArray();
+        for (const cJSON *p = cm->pending->child; p; p = p->next) {
+                if (cJSON_IsNull(p))
+                        cJSON_AddItemToArray(removed, cJSON_CreateString(p->string));
+                else
+                        cJSON_AddItemToObject(values, p->string, cJSON_Duplicate(p, true));
+        }
+        cJSON *data = ao_config_data_format(values);
+        const cJSON *r;
+        cJSON_ArrayForEach(r, removed)
+        {
+                if (!create)
+                        cJSON_AddNullToObject(data, r->valuestring);
+        }
+        cJSON *body = cJSON_CreateObject();
+        cJSON *meta = cJSON_AddObjectToObject(body, "metadata");
+        if (create) {
+                cJSON_AddStringToObject(body, "apiVersion", "v1");
+                cJSON_AddStringToObject(body, "kind", "ConfigMap");
+                cJSON_AddStringToObject(meta, "name", cm->name);
+                cJSON_AddStringToObject(meta, "namespace", cm->namespace_);
+        } else {
+                cJSON_AddStringToObject(meta, "resourceVersion", cm->resource_version);
+        }
+        cJSON_AddItemToObject(body, "data", data);
+        char *text = cJSON_PrintUnformatted(body);
+        cJSON_Delete(body);
+        cJSON_Delete(values);
+        cJSON_Delete(removed);
+        return text;
+}
+
+static void send_pending(struct ao_config_map *cm)
+{
+        if (cm->write || cJSON_GetArraySize(cm->pending) == 0)
+                return;
+        (void) ao_source_set_enabled(cm->retry, AO_SOURCE_OFF);
+        bool create = !cm->resource_version;
+        char *body = write_body(cm, create);
+        cm->in_flight_generation = cJSON_Duplicate(cm->pending_generation, true);
+        char *collection = NULL;
+        if (create)
+                collection = ao_kube_resource_path(cm->options.resource, cm->namespace_, NULL);
+        struct ao_error err = {0};
+        int r = ao_kube_request(cm->options.client, create ? "POST" : "PATCH", create ? collection : cm->path,
+                                create ? "application/json" : "application/merge-patch+json", body,
+                                strlen(body), on_written, cm, &cm->write, &err);
+        free(body);
+        free(collection);
+        if (r < 0) {
+                cm->write = NULL;
+                cJSON_Delete(cm->in_flight_generation);
+                cm->in_flight_generation = NULL;
+                ao_log(AO_LOG_WARN, "config: writing ConfigMap %s: %s; retrying", cm->display, err.msg);
+                retry_later(cm, 0);
+        }
+}
+
+/* ---- public API ---------------------------------------------------------------------------------- */
+
+int ao_config_map_set(struct ao_config_map *cm, const char *key, const cJSON *value, struct ao_error *reterr)
+{
+        (void) reterr;
+        cJSON_DeleteItemFromObjectCaseSensitive(cm->pending, key);
+        cJSON_AddItemToObject(cm->pending, key, value ? cJSON_Duplicate(value, true) : cJSON_CreateNull());
+        cJSON_DeleteItemFromObjectCaseSensitive(cm->pending_generation, key);
+        cJSON_AddNumberToObject(cm->pending_generation, key, ++cm->generation);
+        refresh(cm, false);
+        send_pending(cm);
+        return 0;
+}
+
+const cJSON *ao_config_map_data(const struct ao_config_map *cm)
+{
+        return cm->data;
+}
+
+size_t ao_config_map_pending(const struct ao_config_map *cm)
+{
+        return (size_t) cJSON_GetArraySize(cm->pending);
+}
+
+const char *ao_config_map_name(const struct ao_config_map *cm)
+{
+        return cm->display;
+}
+
+int ao_config_map_open(const struct ao_config_map_options *options, struct ao_config_map **ret,
+                       struct ao_error *reterr)
+{
+        struct ao_config_map *cm = ao_xcalloc(1, sizeof(*cm));
+        cm->options = *options;
+        cm->namespace_ = ao_xstrdup(options->namespace_);
+        cm->name = ao_xstrdup(options->name);
+        cm->display = ao_xasprintf("%s/%s", options->namespace_, options->name);
+        cm->path = ao_kube_resource_path(options->resource, options->namespace_, options->name);
+        cm->server = cJSON_CreateObject();
+        cm->pending = cJSON_CreateObject();
+        cm->pending_generation = cJSON_CreateObject();
+        refresh(cm, false);
+        int r = ao_reactor_add_time(options->reactor, &cm->retry, 0, on_retry, cm);
+        if (r < 0) {
+                ao_config_map_free(cm);
+                return ao_error_set(reterr, r, "config: cannot create a timer");
+        }
+        (void) ao_source_set_enabled(cm->retry, AO_SOURCE_OFF);
+        char *selector = ao_xasprintf("metadata.name=%s", options->name);
+        r = ao_informers_subscribe(options->informers, options->resource, options->namespace_, NULL, selector,
+                                   &watch_ops, cm, &cm->sub, reterr);
+        free(selector);
+        if (r < 0) {
+                ao_config_map_free(cm);
+                return r;
+        }
+        *ret = cm;
+        return 0;
+}
+
+struct ao_config_map *ao_config_map_free(struct ao_config_map *cm)
+{
+        if (!cm)
+                return NULL;
+        if (cJSON_GetArraySize(cm->pending) > 0)
+                ao_log(AO_LOG_WARN, "config: %d key(s) not yet written to ConfigMap %s at shutdown",
+                       cJSON_GetArraySize(cm->pending), cm->display);
+        ao_kube_request_cancel(cm->write);
+        ao_informer_unsubscribe(cm->sub);
+        ao_source_free(cm->retry);
+        cJSON_Delete(cm->server);
+        cJSON_Delete(cm->pending);
+        cJSON_Delete(cm->pending_generation);
+        cJSON_Delete(cm->in_flight_generation);
+        cJSON_Delete(cm->data);
+        free(cm->resource_version);
+        free(cm->namespace_);
+        free(cm->name);
+        free(cm->display);
+        free(cm->path);
+        free(cm);
+        return NULL;
+}
