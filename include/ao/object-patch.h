@@ -57,10 +57,10 @@ enum ao_object_patch_type ao_object_patch_type_from_string(const char *s);
 struct ao_object_patch_op {
         enum ao_object_patch_type type;
         char *api_version, *kind, *namespace_, *name; /* for Create*: taken from the object */
-        struct cJSON *object;     /* Create*: the object (owned) */
-        char *jq_filter;          /* JQPatch */
-        struct cJSON *patch;      /* MergePatch: an object; JSONPatch: an array (owned) */
-        char *subresource;        /* "status", or NULL */
+        struct cJSON *object;                         /* Create*: the object (owned) */
+        char *jq_filter;                              /* JQPatch */
+        struct cJSON *patch;                          /* MergePatch: an object; JSONPatch: an array (owned) */
+        char *subresource;                            /* "status", or NULL */
         bool ignore_missing;
         bool ignore_hook_error;
 };
@@ -75,7 +75,8 @@ struct ao_object_patch_ops {
  * Returns 0, -EINVAL (message names the operation and field), -E2BIG (over
  * AO_OBJECT_PATCH_MAX_OPERATIONS or the YAML limits) or -ENOMEM. @ret is written only on success.
  */
-int ao_object_patch_parse(const char *text, size_t len, struct ao_object_patch_ops *ret, struct ao_error *reterr);
+int ao_object_patch_parse(const char *text, size_t len, struct ao_object_patch_ops *ret,
+                          struct ao_error *reterr);
 void ao_object_patch_ops_done(struct ao_object_patch_ops *ops);
 
 /** "Create ConfigMap default/x", "MergePatch Pod kube-system/web-0 (status)": for messages. malloc'd. */

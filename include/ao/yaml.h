@@ -58,6 +58,32 @@ int ao_yaml_load(const char *text, size_t len, const char *filename, struct cJSO
                  struct ao_error *reterr);
 
 /**
+ * Parse a YAML stream of any number of documents ("---" between them) from
+ * @text (@len bytes) into a new cJSON array in @ret_array, one element per
+ * document in order. Documents that are empty or null ("---" alone, "~")
+ * are skipped, as kubectl skips them; so "" gives an empty array. Scalars
+ * resolve as in ao_yaml_load(); anchors reach only within their document.
+ * The limits apply to the stream as a whole. Returns as ao_yaml_load().
+ */
+int ao_yaml_load_stream(const char *text, size_t len, const char *filename, struct cJSON **ret_array,
+                        struct ao_error *reterr);
+
+/**
+ * Parse a JSON stream, values one after another with optional whitespace
+ * between them ("{...}{...}", one per line, or "1 2"), from @text (@len
+ * bytes) into a new cJSON array in @ret_array, one element per value; a
+ * byte order mark at the start is skipped, "" gives an empty array.
+ * Stricter than cJSON where cJSON would change meaning: raw control
+ * characters, "\u0000", numbers outside JSON's grammar and a key twice in
+ * one object are errors. The YAML limits apply (AO_YAML_MAX_INPUT, _DEPTH,
+ * _NODES over the whole stream). Errors read "file:line:column: what".
+ * Returns 0, -EINVAL, -EFBIG, -E2BIG or -ENOMEM. cJSON's parse-error global
+ * makes it unsafe to run in two threads at once.
+ */
+int ao_json_load_stream(const char *text, size_t len, const char *filename, struct cJSON **ret_array,
+                        struct ao_error *reterr);
+
+/**
  * Read and parse the file at @path (capped at AO_YAML_MAX_INPUT). Read
  * errors are "cannot read 'path': strerror" with the -errno code; parse
  * errors are those of ao_yaml_load() with @path as the file name.

@@ -24,6 +24,7 @@ struct call {
         bool allow_failure;
         hook_call_done *done;
         void *userdata;
+        struct ao_proc_result result; /* kept while object patches are applied */
 };
 
 char *hook_identity(const struct module *mod, const struct ao_hook *hook)
@@ -72,7 +73,7 @@ static int apply_outcome(struct call *c, const struct ao_hook_outcome *o, struct
         }
         if (r >= 0 && o->metrics.n > 0)
                 metrics_hook_ops(op, c->mod, c->hook, &o->metrics);
-        if (r >= 0 && o->kubernetes_patch) {
+        if (r >= 0 && o->kubernetes_patch && !op->kube) {
                 struct ao_log_context ctx;
                 const struct ao_log_context *prev = enter_context(c, &ctx);
                 ao_log(AO_LOG_WARN, "hook '%s': object patches need a cluster, ignoring them", c->hook->name);
@@ -89,6 +90,38 @@ static void call_free(struct call *c)
         free(c);
 }
 
+/* The run is over, its object patches applied if it had any: log, count, tell the caller. */
+static void finish_call(struct call *c, bool ok, const struct ao_error *err,
+                        const struct ao_proc_result *result)
+{
+        struct ao_log_context ctx;
+        const struct ao_log_context *prev = enter_context(c, &ctx);
+        if (ok)
+                ao_log(AO_LOG_INFO, "hook '%s' succeeded in %llu ms", c->hook->name,
+                       (unsigned long long) (result->wall_usec / 1000));
+        else
+                ao_log(AO_LOG_ERROR, "%s", err->msg);
+        ao_log_context_swap(prev);
+        struct hook_run_info info = {.binding_name = c->binding_name,
+                                     .queue = c->queue,
+                                     .activation = c->activation,
+                                     .allow_failure = c->allow_failure};
+        metrics_hook_run(c->op, c->mod, c->hook, &info, result, ok);
+        c->done(c->op, ok, c->userdata);
+        call_free(c);
+}
+
+static void on_patches_applied(const struct ao_error *error, void *userdata)
+{
+        struct call *c = userdata;
+        struct ao_error err = {0};
+        if (error) {
+                err = *error;
+                ao_error_prefix(&err, "hook '%s': object patches", c->hook->name);
+        }
+        finish_call(c, !error, &err, &c->result);
+}
+
 static void on_hook_done(const struct ao_hook_outcome *o, void *userdata)
 {
         struct call *c = userdata;
@@ -100,21 +133,16 @@ static void on_hook_done(const struct ao_hook_outcome *o, void *userdata)
                 ok = false;
                 ao_error_prefix(&err, "hook '%s'", c->hook->name);
         }
-        struct ao_log_context ctx;
-        const struct ao_log_context *prev = enter_context(c, &ctx);
-        if (ok)
-                ao_log(AO_LOG_INFO, "hook '%s' succeeded in %llu ms", c->hook->name,
-                       (unsigned long long) (o->result.wall_usec / 1000));
-        else
-                ao_log(AO_LOG_ERROR, "%s", err.msg);
-        ao_log_context_swap(prev);
-        struct hook_run_info info = {.binding_name = c->binding_name,
-                                     .queue = c->queue,
-                                     .activation = c->activation,
-                                     .allow_failure = c->allow_failure};
-        metrics_hook_run(c->op, c->mod, c->hook, &info, &o->result, ok);
-        c->done(c->op, ok, c->userdata);
-        call_free(c);
+        if (ok && o->kubernetes_patch && c->op->kube) {
+                /* A failed operation fails the hook, so the hook's success waits for the cluster. */
+                c->result = o->result;
+                if (kube_apply_object_patches(c->op, o->kubernetes_patch, o->kubernetes_patch_len,
+                                              on_patches_applied, c, &err) >= 0)
+                        return;
+                ok = false;
+                ao_error_prefix(&err, "hook '%s'", c->hook->name);
+        }
+        finish_call(c, ok, &err, &o->result);
 }
 
 int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hook,

@@ -332,6 +332,14 @@ int kube_config_map_open(struct operator_state *op, kube_config_handler *on_chan
                          kube_config_invalid_handler *on_invalid, struct ao_error *reterr);
 /** ADDON_OPERATOR_NAMESPACE, else the kubeconfig's or service account's namespace, else "default". */
 const char *kube_config_namespace(const struct operator_state *op);
+typedef void kube_patches_done(const struct ao_error *error, void *userdata);
+/**
+ * Parse a hook's KUBERNETES_PATCH_PATH output and apply it through the object patcher's client.
+ * A parse error is returned at once (@done not called); otherwise @done runs once, from the loop.
+ * At shutdown a run still going is cancelled and @done gets an error.
+ */
+int kube_apply_object_patches(struct operator_state *op, const char *text, size_t len,
+                              kube_patches_done *done, void *userdata, struct ao_error *reterr);
 /** TASK_KUBE_SYNC. */
 void kube_sync_task_handle(struct operator_state *op, struct ao_task *t);
 /** Queue the global Synchronization step (after the onStartup hooks). */

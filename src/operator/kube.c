@@ -28,6 +28,8 @@
 #include "ao/kubeconfig.h"
 #include "ao/log.h"
 #include "ao/metrics.h"
+#include "ao/object-patch.h"
+#include "ao/object-patcher.h"
 #include "ao/reactor.h"
 #include "internal.h"
 
@@ -56,9 +58,20 @@ struct sync_waiter {
         struct sync_waiter *next;
 };
 
+/* An object patch run in progress, so that shutdown can end it. */
+struct patch_job {
+        struct operator_state *op;
+        struct ao_object_patch_run *run;
+        kube_patches_done *done;
+        void *userdata;
+        struct patch_job *prev, *next;
+};
+
 struct kube_state {
         struct ao_kube_config config;
         struct ao_kube_client *client;
+        struct ao_kube_client *patcher_client; /* OBJECT_PATCHER_KUBE_CLIENT_* */
+        struct patch_job *patch_jobs;
         struct ao_informers *informers;
         struct ao_jq_cache *jq;
         struct ao_kube_discovery *discovery; /* the current table */
@@ -625,6 +638,67 @@ int kube_config_map_open(struct operator_state *op, kube_config_handler *on_chan
         return r;
 }
 
+/* ---- object patches ----------------------------------------------------------------------------- */
+
+static void patch_job_unlink(struct kube_state *k, struct patch_job *j)
+{
+        if (j->prev)
+                j->prev->next = j->next;
+        else
+                k->patch_jobs = j->next;
+        if (j->next)
+                j->next->prev = j->prev;
+}
+
+static void on_patch_job_done(const struct ao_error *error, void *userdata)
+{
+        struct patch_job *j = userdata;
+        patch_job_unlink(j->op->kube, j);
+        kube_patches_done *done = j->done;
+        void *ud = j->userdata;
+        free(j);
+        done(error, ud);
+}
+
+int kube_apply_object_patches(struct operator_state *op, const char *text, size_t len,
+                              kube_patches_done *done, void *userdata, struct ao_error *reterr)
+{
+        struct kube_state *k = op->kube;
+        struct ao_object_patch_ops ops = {0};
+        int r = ao_object_patch_parse(text, len, &ops, reterr);
+        if (r < 0)
+                return r;
+        if (!k->discovery_ready) {
+                ao_object_patch_ops_done(&ops);
+                return ao_error_set(reterr, -EAGAIN,
+                                    "object patches: the Kubernetes API is not discovered yet");
+        }
+        struct patch_job *j = ao_xcalloc(1, sizeof(*j));
+        *j = (struct patch_job){.op = op, .done = done, .userdata = userdata, .next = k->patch_jobs};
+        if (k->patch_jobs)
+                k->patch_jobs->prev = j;
+        k->patch_jobs = j;
+        struct ao_object_patcher_env env = {.reactor = op->reactor,
+                                            .client = k->patcher_client,
+                                            .discovery = k->discovery,
+                                            .jq = k->jq,
+                                            .delete_poll_scale = op->settings->retry_delay_scale};
+        return ao_object_patch_apply(&env, &ops, on_patch_job_done, j, &j->run, reterr);
+}
+
+static void cancel_patch_jobs(struct kube_state *k)
+{
+        while (k->patch_jobs) {
+                struct patch_job *j = k->patch_jobs;
+                patch_job_unlink(k, j);
+                ao_object_patch_run_cancel(j->run);
+                struct ao_error err = {0};
+                ao_error_set(&err, -ECANCELED, "stopped at shutdown before every operation was applied");
+                j->done(&err, j->userdata);
+                free(j);
+        }
+}
+
 /* ---- start-up and shutdown -------------------------------------------------------------------- */
 
 int kube_start(struct operator_state *op, struct ao_error *reterr)
@@ -657,6 +731,14 @@ int kube_start(struct operator_state *op, struct ao_error *reterr)
         r = ao_kube_client_new(op->reactor, &k->config, &options, &k->client, reterr);
         if (r < 0)
                 return r;
+        struct ao_kube_client_options patcher_options = {.qps = s->object_patcher_qps,
+                                                         .burst = s->object_patcher_burst,
+                                                         .timeout_usec = s->object_patcher_timeout_usec,
+                                                         .observe = on_request,
+                                                         .observe_userdata = op};
+        r = ao_kube_client_new(op->reactor, &k->config, &patcher_options, &k->patcher_client, reterr);
+        if (r < 0)
+                return r;
         struct ao_informers_options inf_options = {.on_error = on_watch_error,
                                                    .userdata = op,
                                                    .backoff_scale_percent =
@@ -677,6 +759,7 @@ void kube_done(struct operator_state *op)
         struct kube_state *k = op->kube;
         if (!k)
                 return;
+        cancel_patch_jobs(k);
         op->config_map = ao_config_map_free(op->config_map);
         while (k->waiters) {
                 struct sync_waiter *w = k->waiters;
@@ -691,6 +774,7 @@ void kube_done(struct operator_state *op)
         ao_kube_discovery_fetch_cancel(k->fetch);
         ao_informers_free(k->informers);
         ao_kube_client_free(k->client);
+        ao_kube_client_free(k->patcher_client);
         ao_jq_cache_free(k->jq);
         ao_kube_discovery_free(k->discovery);
         ao_kube_discovery_free(k->refreshing);

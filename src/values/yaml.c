@@ -189,6 +189,7 @@ struct loader {
         void *anchors;                       /* tsearch tree of owned struct anchor */
         size_t n_nodes, n_bytes;             /* every node and string byte created */
         size_t n_alias_nodes, n_alias_bytes; /* the part created by copying */
+        cJSON *docs;                         /* owned: ao_yaml_load_stream()'s documents; NULL for one */
 };
 
 static bool is_digit(char c)
@@ -1045,7 +1046,30 @@ static void loader_done(struct loader *l)
         tdestroy(l->anchors, free_anchor);
         cJSON_Delete(l->graveyard);
         cJSON_Delete(l->root);
+        cJSON_Delete(l->docs);
         *l = (struct loader){0};
+}
+
+/*
+ * A document ends (stream mode): keep it unless it is empty or null, as
+ * kubectl does. Anchors do not reach into the next document (YAML 1.2 §6.9.2,
+ * go-yaml v3); the nodes they point at stay alive in l->docs or the graveyard.
+ */
+static int end_document(struct loader *l)
+{
+        cJSON *root = TAKE_PTR(l->root);
+
+        tdestroy(l->anchors, free_anchor);
+        l->anchors = NULL;
+        if (!root || cJSON_IsNull(root)) {
+                cJSON_Delete(root);
+                return 0;
+        }
+        if (!cJSON_AddItemToArray(l->docs, root)) {
+                cJSON_Delete(root);
+                return oom(l);
+        }
+        return 0;
 }
 
 static int parse_stream(struct loader *l, yaml_parser_t *parser)
@@ -1060,9 +1084,11 @@ static int parse_stream(struct loader *l, yaml_parser_t *parser)
                         yaml_event_delete(&ev);
                         return 0;
                 }
-                if (ev.type == YAML_DOCUMENT_START_EVENT && documents++ > 0)
+                if (ev.type == YAML_DOCUMENT_START_EVENT && documents++ > 0 && !l->docs)
                         r = fail(l, -EINVAL, &ev.start_mark,
                                  "only one document is allowed, a second one starts here");
+                else if (ev.type == YAML_DOCUMENT_END_EVENT && l->docs)
+                        r = end_document(l);
                 else
                         r = on_event(l, &ev);
                 yaml_event_delete(&ev);
@@ -1071,8 +1097,9 @@ static int parse_stream(struct loader *l, yaml_parser_t *parser)
         }
 }
 
-static int load(const char *text, size_t len, const char *filename, const struct limits *limits, cJSON **ret,
-                struct ao_error *reterr)
+/* Load one document into @ret, or with @stream every document into a new array in @ret. */
+static int load_any(const char *text, size_t len, const char *filename, const struct limits *limits,
+                    bool stream, cJSON **ret, struct ao_error *reterr)
 {
         struct loader l = {
             .filename = filename ? filename : "<input>",
@@ -1092,21 +1119,37 @@ static int load(const char *text, size_t len, const char *filename, const struct
         yaml_parser_set_input_string(&parser, (const unsigned char *) text, len);
         l.frames = ao_xcalloc(limits->max_depth, sizeof(*l.frames));
         l.graveyard = cJSON_CreateArray();
+        if (stream)
+                l.docs = cJSON_CreateArray();
 
-        r = l.graveyard ? parse_stream(&l, &parser) : oom(&l);
+        r = l.graveyard && (!stream || l.docs) ? parse_stream(&l, &parser) : oom(&l);
         yaml_parser_delete(&parser);
-        if (r >= 0 && !l.root && !(l.root = cJSON_CreateNull()))
+        if (r >= 0 && stream)
+                *ret = TAKE_PTR(l.docs);
+        else if (r >= 0 && !l.root && !(l.root = cJSON_CreateNull()))
                 r = oom(&l);
-        if (r >= 0)
+        else if (r >= 0)
                 *ret = TAKE_PTR(l.root);
         loader_done(&l);
         return r < 0 ? r : 0;
+}
+
+static int load(const char *text, size_t len, const char *filename, const struct limits *limits, cJSON **ret,
+                struct ao_error *reterr)
+{
+        return load_any(text, len, filename, limits, false, ret, reterr);
 }
 
 int ao_yaml_load(const char *text, size_t len, const char *filename, struct cJSON **ret,
                  struct ao_error *reterr)
 {
         return load(text, len, filename, &default_limits, ret, reterr);
+}
+
+int ao_yaml_load_stream(const char *text, size_t len, const char *filename, struct cJSON **ret_array,
+                        struct ao_error *reterr)
+{
+        return load_any(text, len, filename, &default_limits, true, ret_array, reterr);
 }
 
 /* Read all of @fd, at most AO_YAML_MAX_INPUT bytes; @size_hint from fstat. */
@@ -1157,4 +1200,275 @@ int ao_yaml_load_file(const char *path, struct cJSON **ret, struct ao_error *ret
         if (r < 0)
                 return ao_error_set(reterr, r, "cannot read '%s': %s", path, strerror(-r));
         return ao_yaml_load(text, len, path, ret, reterr);
+}
+
+/* ---- JSON streams ------------------------------------------------------------------------------ */
+
+/*
+ * A JSON stream is cut into values by a small scanner before cJSON sees any
+ * of it (as src/metrics/operations.c does): it finds where each top-level
+ * value ends, counts nodes and nesting against the YAML limits so cJSON
+ * never builds more than they allow, and refuses what cJSON would let
+ * through although JSON does not: raw control characters, "\u0000" (a NUL
+ * that cuts the string short) and numbers outside JSON's grammar ("01",
+ * "1.", which strtod() takes). Keys twice in one object are refused after
+ * the parse, as the YAML loader refuses them.
+ */
+
+struct json_stream {
+        const char *filename; /* borrowed */
+        const char *text;     /* borrowed: NUL-terminated copy of the input */
+        size_t len;
+        size_t nodes; /* keys included, as the YAML loader counts them */
+        struct ao_error *reterr;
+};
+
+static int json_fail(const struct json_stream *s, size_t offset, int code, const char *fmt, ...)
+    _printf_(4, 5);
+static int json_fail(const struct json_stream *s, size_t offset, int code, const char *fmt, ...)
+{
+        struct loader l = {.text = s->text, .len = s->len};
+        yaml_mark_t mark = mark_at_offset(&l, offset);
+        char what[AO_ERROR_MSG_MAX];
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(what, sizeof(what), fmt, ap);
+        va_end(ap);
+        return ao_error_set(s->reterr, code, "%s:%zu:%zu: %s", s->filename, mark.line + 1, mark.column + 1,
+                            what);
+}
+
+static bool is_json_space(char c)
+{
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The end of the JSON number at @pos, or 0 when the text there is not one (RFC 8259 §6). */
+static size_t json_number_end(const char *t, size_t pos)
+{
+        size_t i = pos;
+
+        if (t[i] == '-')
+                i++;
+        if (t[i] == '0')
+                i++;
+        else if (is_digit(t[i]))
+                while (is_digit(t[i]))
+                        i++;
+        else
+                return 0;
+        if (t[i] == '.') {
+                if (!is_digit(t[++i]))
+                        return 0;
+                while (is_digit(t[i]))
+                        i++;
+        }
+        if (t[i] == 'e' || t[i] == 'E') {
+                i++;
+                if (t[i] == '+' || t[i] == '-')
+                        i++;
+                if (!is_digit(t[i]))
+                        return 0;
+                while (is_digit(t[i]))
+                        i++;
+        }
+        if (is_digit(t[i]) || t[i] == '.' || t[i] == 'e' || t[i] == 'E' || t[i] == '+' || t[i] == '-')
+                return 0;
+        return i;
+}
+
+/* Count one more node at @offset. */
+static int json_count(struct json_stream *s, size_t offset)
+{
+        if (++s->nodes > AO_YAML_MAX_NODES)
+                return json_fail(s, offset, -E2BIG, "more than %u nodes", AO_YAML_MAX_NODES);
+        return 0;
+}
+
+/* Past the string opening at @pos: 0, or 1 with @pos itself when the input ends first. */
+static int json_scan_string(const struct json_stream *s, size_t pos, size_t *ret_end)
+{
+        const char *t = s->text;
+        size_t i = pos + 1;
+
+        for (; i < s->len && t[i] != '"'; i++) {
+                unsigned char c = (unsigned char) t[i];
+                if (c < 0x20)
+                        return json_fail(s, i, -EINVAL, "control character 0x%02x in a string", c);
+                if (c == '\\') {
+                        if (strncmp(t + i + 1, "u0000", 5) == 0)
+                                return json_fail(s, i, -EINVAL, "\\u0000 in a string is not supported");
+                        if (i + 1 < s->len)
+                                i++;
+                }
+        }
+        *ret_end = i < s->len ? i + 1 : pos;
+        return i < s->len ? 0 : 1;
+}
+
+/*
+ * Find the end of the value starting at @pos. Returns 0 with @ret_end after
+ * it, or 1 when the input ends first, with @ret_end at the string left open
+ * or at the end of the input (cJSON then looks for an earlier error).
+ */
+static int json_scan_value(struct json_stream *s, size_t pos, size_t *ret_end)
+{
+        const char *t = s->text;
+        size_t depth = 0, i = pos;
+        bool done = false;
+        int r;
+
+        while (i < s->len && !done) {
+                unsigned char c = (unsigned char) t[i];
+                size_t start = i;
+
+                if (c == '{' || c == '[') {
+                        if ((r = json_count(s, i)) < 0)
+                                return r;
+                        if (++depth > AO_YAML_MAX_DEPTH)
+                                return json_fail(s, i, -E2BIG, "nesting deeper than %u levels",
+                                                 AO_YAML_MAX_DEPTH);
+                        i++;
+                        continue;
+                }
+                if (c == '}' || c == ']') {
+                        i++;
+                        done = depth <= 1;
+                        depth -= depth > 0;
+                        continue;
+                }
+                if (c == ',' || c == ':' || is_json_space((char) c)) {
+                        i++;
+                        continue;
+                }
+                if (c < 0x20)
+                        return json_fail(s, i, -EINVAL, "control character 0x%02x outside a string", c);
+                if ((r = json_count(s, i)) < 0)
+                        return r;
+                if (c == '"') {
+                        if ((r = json_scan_string(s, i, &i)) != 0) {
+                                if (r < 0)
+                                        return r;
+                                break; /* not closed */
+                        }
+                } else if (c == '-' || is_digit((char) c)) {
+                        i = json_number_end(t, i);
+                        if (i == 0 || i > s->len)
+                                return json_fail(s, start, -EINVAL, "invalid number");
+                } else {
+                        /* true, false, null, or garbage for cJSON to refuse. */
+                        i++;
+                        while (i < s->len && t[i] >= 'a' && t[i] <= 'z')
+                                i++;
+                }
+                done = depth == 0;
+        }
+        *ret_end = AO_MIN(i, s->len);
+        return done ? 0 : 1;
+}
+
+static int compare_member_names(const void *a, const void *b)
+{
+        const cJSON *x = *(const cJSON *const *) a, *y = *(const cJSON *const *) b;
+        return strcmp(x->string ? x->string : "", y->string ? y->string : "");
+}
+
+/* A member name twice in one object of @json, at any depth (at most AO_YAML_MAX_DEPTH), or NULL. */
+static const char *json_duplicate_key(const cJSON *json)
+{
+        const char *dup = NULL;
+        size_t n = 0;
+
+        if (cJSON_IsObject(json))
+                for (const cJSON *c = json->child; c; c = c->next)
+                        n++;
+        if (n > 1) {
+                const cJSON **members = ao_xreallocarray(NULL, n, sizeof(*members));
+                size_t i = 0;
+                for (const cJSON *c = json->child; c; c = c->next)
+                        members[i++] = c;
+                qsort(members, n, sizeof(*members), compare_member_names);
+                for (i = 1; i < n && !dup; i++)
+                        if (compare_member_names(&members[i - 1], &members[i]) == 0)
+                                dup = members[i]->string;
+                free(members);
+        }
+        if (cJSON_IsObject(json) || cJSON_IsArray(json))
+                for (const cJSON *c = json->child; c && !dup; c = c->next)
+                        dup = json_duplicate_key(c);
+        return dup;
+}
+
+/* Parse the value at *@pos into @docs and move past it. */
+static int json_parse_value(struct json_stream *s, cJSON *docs, size_t *pos)
+{
+        const char *stop = NULL;
+        char what[256];
+        size_t end = 0;
+        int r = json_scan_value(s, *pos, &end);
+
+        if (r < 0)
+                return r;
+        if (r > 0) {
+                /* Cut short. cJSON may find an earlier error; with the NUL it is not clamped to the last byte. */
+                cJSON_Delete(cJSON_ParseWithLengthOpts(s->text + *pos, s->len + 1 - *pos, &stop, 0));
+                if (stop && stop < s->text + end)
+                        return json_fail(s, (size_t) (stop - s->text), -EINVAL, "invalid JSON");
+                if (end < s->len)
+                        return json_fail(s, end, -EINVAL, "unterminated string");
+                return json_fail(s, s->len, -EINVAL, "unexpected end of input");
+        }
+        cJSON *json = cJSON_ParseWithLengthOpts(s->text + *pos, end - *pos, &stop, 0);
+        if (!json || stop != s->text + end) {
+                cJSON_Delete(json);
+                return json_fail(s, stop ? (size_t) (stop - s->text) : *pos, -EINVAL, "invalid JSON");
+        }
+        const char *dup = json_duplicate_key(json);
+        if (dup) {
+                r = json_fail(s, *pos, -EINVAL, "duplicate key '%s'", describe(what, sizeof(what), dup));
+                cJSON_Delete(json);
+                return r;
+        }
+        (void) cJSON_AddItemToArray(docs, json);
+        *pos = end;
+        return 0;
+}
+
+int ao_json_load_stream(const char *text, size_t len, const char *filename, struct cJSON **ret_array,
+                        struct ao_error *reterr)
+{
+        struct json_stream s = {.filename = filename ? filename : "<input>", .len = len, .reterr = reterr};
+        _cleanup_free_ char *copy = NULL;
+        cJSON *docs = NULL;
+        size_t pos = 0;
+
+        if (len > AO_YAML_MAX_INPUT)
+                return ao_error_set(reterr, -EFBIG, "%s: input is larger than %u bytes", s.filename,
+                                    AO_YAML_MAX_INPUT);
+        /* The scanner and cJSON look a few bytes ahead, which the NUL terminator stops. */
+        copy = ao_xmalloc(len + 1);
+        if (len > 0)
+                memcpy(copy, text, len);
+        copy[len] = '\0';
+        s.text = copy;
+        docs = cJSON_CreateArray();
+        if (!docs)
+                return ao_error_set(reterr, -ENOMEM, "%s: out of memory", s.filename);
+        /* A byte order mark at the very start is tolerated, as most JSON readers do. */
+        if (len >= 3 && memcmp(copy, "\xEF\xBB\xBF", 3) == 0)
+                pos = 3;
+        for (;;) {
+                while (pos < len && is_json_space(copy[pos]))
+                        pos++;
+                if (pos >= len)
+                        break;
+                int r = json_parse_value(&s, docs, &pos);
+                if (r < 0) {
+                        cJSON_Delete(docs);
+                        return r;
+                }
+        }
+        *ret_array = docs;
+        return 0;
 }

@@ -532,6 +532,115 @@ static void test_canonical(void)
         }
 }
 
+/* ao_yaml_load_stream() and ao_json_load_stream(): one array element per document or value. */
+static void test_streams(void)
+{
+        static const struct ok_case yaml_ok[] = {
+            {"", "[]"},
+            {"# comment only\n", "[]"},
+            {"---\n---\n...\n", "[]"},
+            {"a: 1\n", "[{\"a\":1}]"},
+            {"a: 1\n---\nb: yes\n", "[{\"a\":1},{\"b\":true}]"},
+            {"---\na: 1\n---\n~\n---\n---\n- x\n...\n---\n\"s\"\n", "[{\"a\":1},[\"x\"],\"s\"]"},
+            {"a: &x [1]\nb: *x\n---\nc: &x 2\nd: *x\n", "[{\"a\":[1],\"b\":[1]},{\"c\":2,\"d\":2}]"},
+            {"{\"a\": 1}\n---\n[1, 2]\n", "[{\"a\":1},[1,2]]"},
+        };
+        static const struct error_case yaml_errors[] = {
+            {"a: &x 1\n---\nb: *x\n", -EINVAL, "s.yaml:3:4: unknown anchor 'x'"},
+            {"a: 1\n---\nb: [\n", -EINVAL,
+             "s.yaml:4:1: did not find expected node content (while parsing a flow node that starts at 4:1)"},
+            {"a: 1\na: 2\n", -EINVAL, "s.yaml:2:1: duplicate key 'a'"},
+        };
+        static const struct ok_case json_ok[] = {
+            {"", "[]"},
+            {" \n\t\r\n", "[]"},
+            {"\xEF\xBB\xBF{}", "[{}]"},
+            {"{\"a\":1}{\"b\":[2]}", "[{\"a\":1},{\"b\":[2]}]"},
+            {"{\"a\":1}\n[true, null]\r\n\"s\" 1.5 -2e3 null",
+             "[{\"a\":1},[true,null],\"s\",1.5,-2000,null]"},
+            {"{\"s\":\"a\\\"b}\"}{}", "[{\"s\":\"a\\\"b}\"},{}]"},
+        };
+        static const struct error_case json_errors[] = {
+            {"{\"a\":1}\n{\"a\":", -EINVAL, "s.json:2:6: unexpected end of input"},
+            {"{\"a\":1}\n{\"a\" 1}", -EINVAL, "s.json:2:6: invalid JSON"},
+            {"{\"a\":\"x", -EINVAL, "s.json:1:6: unterminated string"},
+            {"{\"a\":01}", -EINVAL, "s.json:1:6: invalid number"},
+            {"[1.]", -EINVAL, "s.json:1:2: invalid number"},
+            {"{\"a\":\"x\ty\"}", -EINVAL, "s.json:1:8: control character 0x09 in a string"},
+            {"{\"a\":\x01}", -EINVAL, "s.json:1:6: control character 0x01 outside a string"},
+            {"{\"a\":\"\\u0000\"}", -EINVAL, "s.json:1:7: \\u0000 in a string is not supported"},
+            {"{\"a\":{\"b\":1,\"b\":2}}", -EINVAL, "s.json:1:1: duplicate key 'b'"},
+            {"a: 1", -EINVAL, "s.json:1:1: invalid JSON"},
+            {"}", -EINVAL, "s.json:1:1: invalid JSON"},
+        };
+        cJSON *json = NULL;
+        struct ao_error err = {0};
+        int r;
+
+        for (size_t i = 0; i < AO_ARRAY_SIZE(yaml_ok); i++) {
+                json = NULL;
+                r = ao_yaml_load_stream(yaml_ok[i].yaml, strlen(yaml_ok[i].yaml), "s.yaml", &json, &err);
+                tap_is_int(r, 0, "yaml stream %zu: loads", i);
+                char *text = r == 0 ? ao_json_canonical(json) : NULL;
+                tap_is_str(text, yaml_ok[i].json, "yaml stream %zu: documents", i);
+                free(text);
+                cJSON_Delete(json);
+        }
+        for (size_t i = 0; i < AO_ARRAY_SIZE(yaml_errors); i++) {
+                json = NULL;
+                r = ao_yaml_load_stream(yaml_errors[i].yaml, strlen(yaml_errors[i].yaml), "s.yaml", &json,
+                                        &err);
+                tap_is_int(r, yaml_errors[i].code, "yaml stream error %zu: code", i);
+                tap_is_str(err.msg, yaml_errors[i].msg, "yaml stream error %zu: message", i);
+                tap_ok(json == NULL, "yaml stream error %zu: nothing returned", i);
+        }
+        for (size_t i = 0; i < AO_ARRAY_SIZE(json_ok); i++) {
+                json = NULL;
+                r = ao_json_load_stream(json_ok[i].yaml, strlen(json_ok[i].yaml), "s.json", &json, &err);
+                tap_is_int(r, 0, "json stream %zu: loads", i);
+                char *text = r == 0 ? ao_json_canonical(json) : NULL;
+                tap_is_str(text, json_ok[i].json, "json stream %zu: values", i);
+                free(text);
+                cJSON_Delete(json);
+        }
+        for (size_t i = 0; i < AO_ARRAY_SIZE(json_errors); i++) {
+                json = NULL;
+                r = ao_json_load_stream(json_errors[i].yaml, strlen(json_errors[i].yaml), "s.json", &json,
+                                        &err);
+                tap_is_int(r, json_errors[i].code, "json stream error %zu: code", i);
+                tap_is_str(err.msg, json_errors[i].msg, "json stream error %zu: message", i);
+                tap_ok(json == NULL, "json stream error %zu: nothing returned", i);
+        }
+
+        /* The limits count the whole stream: depth per value, nodes over all documents. */
+        struct ao_strbuf sb = {0};
+        for (int i = 0; i < AO_YAML_MAX_DEPTH + 1; i++)
+                ao_strbuf_append_c(&sb, '[');
+        for (int i = 0; i < AO_YAML_MAX_DEPTH + 1; i++)
+                ao_strbuf_append_c(&sb, ']');
+        tap_is_int(ao_json_load_stream(sb.buf, sb.len, "d.json", &json, &err), -E2BIG,
+                   "json stream: depth limit");
+        tap_is_int(ao_json_load_stream(sb.buf + 1, sb.len - 2, "d.json", &json, &err), 0,
+                   "json stream: depth limit exactly");
+        cJSON_Delete(json);
+        tap_is_int(ao_yaml_load_stream(sb.buf, sb.len, "d.yaml", &json, &err), -E2BIG,
+                   "yaml stream: depth limit");
+        ao_strbuf_reset(&sb);
+        for (unsigned i = 0; i < AO_YAML_MAX_NODES + 1; i++)
+                ao_strbuf_append(&sb, "[]");
+        tap_is_int(ao_json_load_stream(sb.buf, sb.len, "n.json", &json, &err), -E2BIG,
+                   "json stream: node limit");
+        tap_is_str(err.msg, "n.json:1:8388609: more than 4194304 nodes", "json stream: node limit message");
+        ao_strbuf_done(&sb);
+        tap_is_int(ao_json_load_stream("{}", AO_YAML_MAX_INPUT + 1, "big.json", &json, &err), -EFBIG,
+                   "json stream: input limit");
+        tap_is_int(ao_yaml_load_stream("{}", AO_YAML_MAX_INPUT + 1, "big.yaml", &json, &err), -EFBIG,
+                   "yaml stream: input limit");
+        /* ao_yaml_load() still refuses a second document. */
+        tap_is_int(ao_yaml_load("a: 1\n---\nb: 2\n", 14, "one.yaml", &json, &err), -EINVAL,
+                   "ao_yaml_load: one document only");
+}
+
 int main(void)
 {
         test_table(scalars, AO_ARRAY_SIZE(scalars), "scalar");
@@ -542,5 +651,6 @@ int main(void)
         test_long_keys();
         test_files();
         test_canonical();
+        test_streams();
         return tap_done();
 }
