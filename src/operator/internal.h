@@ -330,6 +330,11 @@ typedef void kube_config_invalid_handler(const struct ao_error *error, void *use
  */
 int kube_config_map_open(struct operator_state *op, kube_config_handler *on_change,
                          kube_config_invalid_handler *on_invalid, struct ao_error *reterr);
+/**
+ * ADDON_OPERATOR_HA: take part in the leader election and wait (running the loop) until this
+ * replica leads. Losing the lease later starts a graceful shutdown (exit code 0).
+ */
+int kube_wait_leadership(struct operator_state *op, struct ao_error *reterr);
 /** ADDON_OPERATOR_NAMESPACE, else the kubeconfig's or service account's namespace, else "default". */
 const char *kube_config_namespace(const struct operator_state *op);
 typedef void kube_patches_done(const struct ao_error *error, void *userdata);
@@ -345,7 +350,11 @@ void kube_sync_task_handle(struct operator_state *op, struct ao_task *t);
 /** Queue the global Synchronization step (after the onStartup hooks). */
 void kube_sync_task_queue(struct operator_state *op);
 
-/* lifecycle.c: load modules, values and the config, queue the start-up; and tear it all down. */
+/*
+ * lifecycle.c: load modules, values and the config, queue the start-up; and tear it all down.
+ * lifecycle_start() returns 0, 1 when a signal stopped it while it waited (for the API server or
+ * the lease), or < 0 on failure (logged).
+ */
 int lifecycle_start(struct operator_state *op);
 void lifecycle_done(struct operator_state *op);
 

@@ -26,6 +26,8 @@
 #include "ao/kube-discovery.h"
 #include "ao/kube-monitor.h"
 #include "ao/kubeconfig.h"
+#include "ao/lease.h"
+#include "ao/shutdown.h"
 #include "ao/log.h"
 #include "ao/metrics.h"
 #include "ao/object-patch.h"
@@ -71,6 +73,8 @@ struct kube_state {
         struct ao_kube_config config;
         struct ao_kube_client *client;
         struct ao_kube_client *patcher_client; /* OBJECT_PATCHER_KUBE_CLIENT_* */
+        struct ao_lease *lease;                /* with ADDON_OPERATOR_HA */
+        bool leader;
         struct patch_job *patch_jobs;
         struct ao_informers *informers;
         struct ao_jq_cache *jq;
@@ -638,6 +642,95 @@ int kube_config_map_open(struct operator_state *op, kube_config_handler *on_chan
         return r;
 }
 
+/* ---- leader election ------------------------------------------------------------------------------ */
+
+#define LEASE_NAME          "addon-operator-leader-election"
+#define LEASE_DURATION_USEC (35ULL * 1000000)
+#define LEASE_RENEW_USEC    (30ULL * 1000000)
+#define LEASE_RETRY_USEC    (10ULL * 1000000)
+
+static void on_leader(void *userdata)
+{
+        struct operator_state *op = userdata;
+        op->kube->leader = true;
+}
+
+/* As the Go operator does on losing the lease: stop (hooks finish or are killed, then exit 0). */
+static void on_leadership_lost(void *userdata)
+{
+        struct operator_state *op = userdata;
+        op->kube->leader = false;
+        ao_log(AO_LOG_ERROR, "leader election: not the leader any more, stopping");
+        ao_shutdown_begin(op->shutdown, 0);
+}
+
+/* "<pod>.<listen address, dots as dashes>.<namespace>.pod", the Go operator's identity. */
+static char *lease_identity(const struct operator_state *op)
+{
+        char *address = ao_xstrdup(op->settings->listen_address);
+        for (char *p = address; *p; p++)
+                if (*p == '.' || *p == ':')
+                        *p = '-';
+        char *id = ao_xasprintf("%s.%s.%s.pod", op->settings->pod_name, address, kube_config_namespace(op));
+        free(address);
+        return id;
+}
+
+static uint64_t scaled_usec(const struct operator_state *op, uint64_t usec)
+{
+        double scale = op->settings->retry_delay_scale > 0 ? op->settings->retry_delay_scale : 1;
+        return (uint64_t) ((double) usec * scale);
+}
+
+int kube_wait_leadership(struct operator_state *op, struct ao_error *reterr)
+{
+        struct kube_state *k = op->kube;
+        if (!op->settings->pod_name[0])
+                return ao_error_set(reterr, -EINVAL,
+                                    "ADDON_OPERATOR_HA needs ADDON_OPERATOR_POD (this pod's name)");
+        int r = run_until(op, &k->discovery_ready, reterr);
+        if (r < 0)
+                return r;
+        struct ao_error err = {0};
+        const struct ao_kube_resource *res =
+            ao_kube_discovery_find(k->discovery, "coordination.k8s.io/v1", "Lease", &err);
+        if (!res)
+                return ao_error_set(reterr, -ENOENT, "leader election: %s", err.msg);
+        char *identity = lease_identity(op);
+        struct ao_lease_options options = {
+            .reactor = op->reactor,
+            .client = k->client,
+            .resource = res,
+            .namespace_ = kube_config_namespace(op),
+            .name = LEASE_NAME,
+            .identity = identity,
+            .lease_duration_usec = scaled_usec(op, LEASE_DURATION_USEC),
+            .renew_deadline_usec = scaled_usec(op, LEASE_RENEW_USEC),
+            .retry_period_usec = scaled_usec(op, LEASE_RETRY_USEC),
+            .on_acquired = on_leader,
+            .on_lost = on_leadership_lost,
+            .userdata = op,
+        };
+        r = ao_lease_start(&options, &k->lease, reterr);
+        if (r >= 0) {
+                ao_log(AO_LOG_INFO, "leader election: %s waits for Lease %s/%s", identity, options.namespace_,
+                       LEASE_NAME);
+                r = run_until(op, &k->leader, reterr);
+        }
+        free(identity);
+        return r;
+}
+
+/* Let requests still in flight (the Lease release) finish, for at most a second or two. */
+static void drain_requests(struct operator_state *op)
+{
+        struct kube_state *k = op->kube;
+        uint64_t deadline = ao_clock_now_usec() + 2 * 1000000ULL;
+        while (ao_kube_client_active(k->client) > 0 && ao_clock_now_usec() < deadline)
+                if (ao_reactor_run_once(op->reactor, 100000) < 0)
+                        break;
+}
+
 /* ---- object patches ----------------------------------------------------------------------------- */
 
 static void patch_job_unlink(struct kube_state *k, struct patch_job *j)
@@ -760,6 +853,10 @@ void kube_done(struct operator_state *op)
         if (!k)
                 return;
         cancel_patch_jobs(k);
+        if (k->lease) {
+                k->lease = ao_lease_free(k->lease);
+                drain_requests(op);
+        }
         op->config_map = ao_config_map_free(op->config_map);
         while (k->waiters) {
                 struct sync_waiter *w = k->waiters;

@@ -314,6 +314,23 @@ static void log_modules(const struct modules *m)
         ao_log(AO_LOG_INFO, "modules: %zu found", m->n);
 }
 
+/*
+ * ADDON_OPERATOR_HA: a follower serves /metrics and answers ready (it is healthy, just not
+ * working) while it waits for the lease; the leader is ready again once it has converged.
+ */
+static int lead(struct operator_state *op, struct ao_error *reterr)
+{
+        int r = setup_queues(op, reterr);
+        if (r >= 0)
+                r = start_http(op, reterr);
+        if (r < 0)
+                return r;
+        ao_http_set_ready(op->http, true);
+        r = kube_wait_leadership(op, reterr);
+        ao_http_set_ready(op->http, false);
+        return r;
+}
+
 int lifecycle_start(struct operator_state *op)
 {
         const struct ao_settings *s = op->settings;
@@ -327,17 +344,23 @@ int lifecycle_start(struct operator_state *op)
                 r = metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers") : 0;
         if (r >= 0 && !s->local)
                 r = kube_start(op, &err);
+        if (r >= 0 && s->ha && op->kube)
+                r = lead(op, &err);
         if (r >= 0)
                 r = open_config(op, &err);
         if (r >= 0)
                 r = values_validate_config(&op->values, &op->modules, op->values.config, &err);
-        if (r >= 0)
+        if (r >= 0 && !op->queues)
                 r = setup_queues(op, &err);
-        if (r >= 0)
+        if (r >= 0 && !op->http)
                 r = start_http(op, &err);
         if (r >= 0) {
                 log_modules(&op->modules);
                 r = load_global_hooks(op, &err);
+        }
+        if (r == -ECANCELED) {
+                ao_log(AO_LOG_INFO, "stopped before the start-up finished: %s", err.msg);
+                return 1;
         }
         if (r < 0) {
                 ao_log(AO_LOG_ERROR, "start-up failed: %s", err.msg);

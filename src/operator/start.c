@@ -223,8 +223,13 @@ int ao_operator_run(const struct ao_cli *cli)
                 ao_log_errno(AO_LOG_ERROR, k, "event loop: installing signal handling failed");
                 goto out;
         }
-        if (setup_hook_processes(&op) < 0 || setup_hook_runner(&op) < 0 || lifecycle_start(&op) < 0)
+        if (setup_hook_processes(&op) < 0 || setup_hook_runner(&op) < 0)
                 goto out;
+        k = lifecycle_start(&op);
+        if (k != 0) {
+                code = k > 0 ? 0 : 1; /* > 0: stopped by a signal before the start finished */
+                goto out;
+        }
 
         code = ao_reactor_run(op.reactor);
         if (code < 0) {
