@@ -7,33 +7,14 @@
 # (0.1: 3.5 s lease, 3 s renew deadline, 1 s retry period). A leader that cannot renew stops.
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/fakekube.sh"
 
 work=$(mktemp -d /tmp/test-kube-ha.XXXXXX)
-fk_pid=
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-        [ -n "$fk_pid" ] && kill -TERM "$fk_pid" 2>/dev/null && wait "$fk_pid" 2>/dev/null
-        rm -rf "$work"
-}
-trap cleanup EXIT
-
-python3 "$FAKEKUBE" ${FAKEKUBE_ARGS:-} --port 0 --port-file "$work/fk.port" 2>"$work/fk.log" &
-fk_pid=$!
-for _ in $(seq 500); do [ -s "$work/fk.port" ] && break; read -r -t 0.02 <> <(:) || true; done
-api="http://127.0.0.1:$(cat "$work/fk.port")"
+fk_start
 lease_path=/apis/coordination.k8s.io/v1/namespaces/ha/leases/addon-operator-leader-election
 
 holder() {
         curl -sf "$api$lease_path" | python3 -c 'import json,sys; print(json.load(sys.stdin)["spec"]["holderIdentity"])' 2>/dev/null
-}
-wait_for() { # wait_for COMMAND...: until it succeeds, at most 20 s
-        local i
-        for i in $(seq 400); do
-                "$@" && return 0
-                read -r -t 0.05 <> <(:) || true
-        done
-        return 1
 }
 log_has() { grep -q -- "$2" "$work/$1.log"; } # log_has POD PATTERN
 ran() { grep -qx "$1" "$work/runs" 2>/dev/null; } # ran POD: POD's operator ran the start-up hook
@@ -54,7 +35,7 @@ start() { # start POD: an operator in the background, its output in POD.log, its
                 ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.1 \
                 "$AO_BINARY" start >"$work/$1.log" 2>&1 &
         eval "pid_$1=$!"
-        pids+=("$!")
+        extra_pids+=("$!")
 }
 port_of() { sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' "$work/$1.log" | tail -1; }
 

@@ -5,21 +5,10 @@
 # operation failing the hook with the operation and object named.
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/fakekube.sh"
 
 work=$(mktemp -d /tmp/test-kube-patch.XXXXXX)
-fk_pid=
-cleanup() {
-        [ -n "${OP_PID:-}" ] && kill -TERM "$OP_PID" 2>/dev/null
-        [ -n "$fk_pid" ] && kill -TERM "$fk_pid" 2>/dev/null && wait "$fk_pid" 2>/dev/null
-        rm -rf "$work"
-}
-trap cleanup EXIT
-
-python3 "$FAKEKUBE" ${FAKEKUBE_ARGS:-} --port 0 --port-file "$work/fk.port" 2>"$work/fk.log" &
-fk_pid=$!
-for _ in $(seq 500); do [ -s "$work/fk.port" ] && break; read -r -t 0.02 <> <(:) || true; done
-api="http://127.0.0.1:$(cat "$work/fk.port")"
-fk() { curl -sf -X "$1" -H 'Content-Type: application/json' ${3:+--data "$3"} "$api$2"; }
+fk_start
 cm() { # cm NAME DATA-JSON: a ConfigMap in namespace p
         fk POST /fake/objects "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"p\"},\"data\":$2}" >/dev/null
 }

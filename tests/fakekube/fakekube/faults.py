@@ -83,8 +83,9 @@ class RequestLog:
         self.lock = threading.Lock()
         self.entries = deque(maxlen=MAX_REQUESTS)
 
-    def add(self, method, path, query, watch):
-        entry = {"method": method, "path": path, "query": query, "watch": watch, "status": 0, "time": time.time()}
+    def add(self, method, path, query, watch, agent=""):
+        entry = {"method": method, "path": path, "query": query, "watch": watch, "status": 0,
+                 "time": time.time(), "agent": agent}
         with self.lock:
             self.entries.append(entry)
         return entry
