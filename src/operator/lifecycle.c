@@ -320,13 +320,8 @@ static void log_modules(const struct modules *m)
  */
 static int lead(struct operator_state *op, struct ao_error *reterr)
 {
-        int r = setup_queues(op, reterr);
-        if (r >= 0)
-                r = start_http(op, reterr);
-        if (r < 0)
-                return r;
         ao_http_set_ready(op->http, true);
-        r = kube_wait_leadership(op, reterr);
+        int r = kube_wait_leadership(op, reterr);
         ao_http_set_ready(op->http, false);
         return r;
 }
@@ -344,16 +339,17 @@ int lifecycle_start(struct operator_state *op)
                 r = metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers") : 0;
         if (r >= 0 && !s->local)
                 r = kube_start(op, &err);
+        /* Probes and /metrics answer while the operator waits for the API server or the lease. */
+        if (r >= 0)
+                r = setup_queues(op, &err);
+        if (r >= 0)
+                r = start_http(op, &err);
         if (r >= 0 && s->ha && op->kube)
                 r = lead(op, &err);
         if (r >= 0)
                 r = open_config(op, &err);
         if (r >= 0)
                 r = values_validate_config(&op->values, &op->modules, op->values.config, &err);
-        if (r >= 0 && !op->queues)
-                r = setup_queues(op, &err);
-        if (r >= 0 && !op->http)
-                r = start_http(op, &err);
         if (r >= 0) {
                 log_modules(&op->modules);
                 r = load_global_hooks(op, &err);
