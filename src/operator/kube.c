@@ -122,20 +122,32 @@ static void on_watch_error(const char *error_type, void *userdata)
         ao_metric_add(op->kube->watch_errors, labels, 1);
 }
 
-static void on_request(const char *method, const char *path, long status, uint64_t latency_usec,
-                       uint64_t wait_usec, void *userdata)
+/* One request of the client named @component ("main", "object_patcher") finished. */
+static void observe_request(struct operator_state *op, const char *component, const char *method,
+                            const char *path, long status, uint64_t latency_usec, uint64_t wait_usec)
 {
-        struct operator_state *op = userdata;
         struct kube_state *k = op->kube;
         char code[16];
         snprintf(code, sizeof(code), "%ld", status);
         const char *host = ao_kube_client_server(k->client);
-        const char *result_labels[] = {"main", status ? code : "<error>", method, host};
+        const char *result_labels[] = {component, status ? code : "<error>", method, host};
         ao_metric_add(k->request_results, result_labels, 1);
-        const char *latency_labels[] = {"main", method, path};
+        const char *latency_labels[] = {component, method, path};
         ao_metric_observe(k->request_latency, latency_labels, (double) latency_usec / 1e6);
         const char *limiter_labels[] = {method, path};
         ao_metric_observe(k->limiter_latency, limiter_labels, (double) wait_usec / 1e6);
+}
+
+static void on_request(const char *method, const char *path, long status, uint64_t latency_usec,
+                       uint64_t wait_usec, void *userdata)
+{
+        observe_request(userdata, "main", method, path, status, latency_usec, wait_usec);
+}
+
+static void on_patcher_request(const char *method, const char *path, long status, uint64_t latency_usec,
+                               uint64_t wait_usec, void *userdata)
+{
+        observe_request(userdata, "object_patcher", method, path, status, latency_usec, wait_usec);
 }
 
 static void register_metrics(struct operator_state *op)
@@ -827,7 +839,7 @@ int kube_start(struct operator_state *op, struct ao_error *reterr)
         struct ao_kube_client_options patcher_options = {.qps = s->object_patcher_qps,
                                                          .burst = s->object_patcher_burst,
                                                          .timeout_usec = s->object_patcher_timeout_usec,
-                                                         .observe = on_request,
+                                                         .observe = on_patcher_request,
                                                          .observe_userdata = op};
         r = ao_kube_client_new(op->reactor, &k->config, &patcher_options, &k->patcher_client, reterr);
         if (r < 0)

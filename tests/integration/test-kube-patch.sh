@@ -70,6 +70,10 @@ op_wait_for 'hook .hooks/second.sh.: object patches: MergePatch ConfigMap p/noth
 ok $? "a failed operation fails the hook, naming the operation, the object and the server's answer"
 op_wait_for "first converge done"
 ok $? "the retried hook succeeds and the operator goes on"
+port=$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)
+like "$(curl -sf "http://127.0.0.1:$port/metrics")" \
+        'addon_operator_kubernetes_client_request_result_total\{component="object_patcher",code="404",method="PATCH",host="http://127.0.0.1:[0-9]+"\} 2' \
+        "the patcher's requests are counted as component object_patcher (two PATCHes met a 404)"
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "a clean stop"
