@@ -87,7 +87,10 @@ kpatch '{"data":{"kmod":"a: [1\n"}}'
 op_wait_for "config changed but cannot be used, keeping the previous config"
 ok $? "an invalid edit is logged and the previous config kept"
 port=$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)
-like "$(curl -sf "http://127.0.0.1:$port/metrics")" 'addon_operator_config_values_errors_total 1' "config_values_errors_total counts it"
+config_errors() { curl -sf "http://127.0.0.1:$port/metrics" | sed -n 's/^addon_operator_config_values_errors_total //p'; }
+counted() { [ "$(config_errors)" != 0 ]; }
+wait_for counted
+is "$(config_errors)" 1 "config_values_errors_total counts it"
 is "$(wc -l <"$work/logs/kmod")" 3 "nothing ran for the invalid edit"
 kpatch '{"data":{"kmod":"a: 3\n"}}'
 wait_for sh -c "[ \$(wc -l <'$work/logs/kmod') -ge 4 ]"
