@@ -55,3 +55,9 @@ void ao_strbuf_done(struct ao_strbuf *sb);
  * invalid (overlong, surrogate, beyond U+10FFFF, truncated). ASCII is 1.
  */
 size_t ao_utf8_sequence_length(const unsigned char *s, size_t n);
+
+/**
+ * The end of the JSON number starting at @t[@pos], or 0 when the text there is not exactly one
+ * number by RFC 8259 §6 ("01", "1.", "1e2e3" are not). @t must be NUL-terminated.
+ */
+size_t ao_json_number_end(const char *t, size_t pos);

@@ -150,41 +150,6 @@ static bool is_digit(char c)
         return c >= '0' && c <= '9';
 }
 
-/* The end of the JSON number at @pos, or 0 when the text there is not one (RFC 8259 §6). */
-static size_t number_end(const char *t, size_t pos)
-{
-        size_t i = pos;
-
-        if (t[i] == '-')
-                i++;
-        if (t[i] == '0')
-                i++;
-        else if (is_digit(t[i]))
-                while (is_digit(t[i]))
-                        i++;
-        else
-                return 0;
-        if (t[i] == '.') {
-                if (!is_digit(t[++i]))
-                        return 0;
-                while (is_digit(t[i]))
-                        i++;
-        }
-        if (t[i] == 'e' || t[i] == 'E') {
-                i++;
-                if (t[i] == '+' || t[i] == '-')
-                        i++;
-                if (!is_digit(t[i]))
-                        return 0;
-                while (is_digit(t[i]))
-                        i++;
-        }
-        /* "01", "1.2.3", "1e2e3": a number running on is not one number. */
-        if (is_digit(t[i]) || t[i] == '.' || t[i] == 'e' || t[i] == 'E' || t[i] == '+' || t[i] == '-')
-                return 0;
-        return i;
-}
-
 /*
  * Find the end of the object opening at p->op_start. Returns 0 with the
  * offset after its closing brace in @ret_end; 1 when the input ends first,
@@ -240,7 +205,7 @@ static int scan_op(struct parser *p, size_t *ret_end)
                         }
                         i++;
                 } else if (c == '-' || is_digit((char) c)) {
-                        size_t end = number_end(t, i);
+                        size_t end = ao_json_number_end(t, i);
                         if (end == 0 || end > p->len)
                                 return fail_at(p, i, -EINVAL, "invalid number");
                         i = end;

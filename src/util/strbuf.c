@@ -220,3 +220,42 @@ void ao_strbuf_done(struct ao_strbuf *sb)
         free(sb->buf);
         *sb = (struct ao_strbuf){0};
 }
+
+static bool json_is_digit(char c)
+{
+        return c >= '0' && c <= '9';
+}
+
+size_t ao_json_number_end(const char *t, size_t pos)
+{
+        size_t i = pos;
+
+        if (t[i] == '-')
+                i++;
+        if (t[i] == '0')
+                i++;
+        else if (json_is_digit(t[i]))
+                while (json_is_digit(t[i]))
+                        i++;
+        else
+                return 0;
+        if (t[i] == '.') {
+                if (!json_is_digit(t[++i]))
+                        return 0;
+                while (json_is_digit(t[i]))
+                        i++;
+        }
+        if (t[i] == 'e' || t[i] == 'E') {
+                i++;
+                if (t[i] == '+' || t[i] == '-')
+                        i++;
+                if (!json_is_digit(t[i]))
+                        return 0;
+                while (json_is_digit(t[i]))
+                        i++;
+        }
+        /* "01", "1.2.3", "1e2e3": a number running on is not one number. */
+        if (json_is_digit(t[i]) || t[i] == '.' || t[i] == 'e' || t[i] == 'E' || t[i] == '+' || t[i] == '-')
+                return 0;
+        return i;
+}

@@ -1244,40 +1244,6 @@ static bool is_json_space(char c)
         return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* The end of the JSON number at @pos, or 0 when the text there is not one (RFC 8259 §6). */
-static size_t json_number_end(const char *t, size_t pos)
-{
-        size_t i = pos;
-
-        if (t[i] == '-')
-                i++;
-        if (t[i] == '0')
-                i++;
-        else if (is_digit(t[i]))
-                while (is_digit(t[i]))
-                        i++;
-        else
-                return 0;
-        if (t[i] == '.') {
-                if (!is_digit(t[++i]))
-                        return 0;
-                while (is_digit(t[i]))
-                        i++;
-        }
-        if (t[i] == 'e' || t[i] == 'E') {
-                i++;
-                if (t[i] == '+' || t[i] == '-')
-                        i++;
-                if (!is_digit(t[i]))
-                        return 0;
-                while (is_digit(t[i]))
-                        i++;
-        }
-        if (is_digit(t[i]) || t[i] == '.' || t[i] == 'e' || t[i] == 'E' || t[i] == '+' || t[i] == '-')
-                return 0;
-        return i;
-}
-
 /* Count one more node at @offset. */
 static int json_count(struct json_stream *s, size_t offset)
 {
@@ -1353,7 +1319,7 @@ static int json_scan_value(struct json_stream *s, size_t pos, size_t *ret_end)
                                 break; /* not closed */
                         }
                 } else if (c == '-' || is_digit((char) c)) {
-                        i = json_number_end(t, i);
+                        i = ao_json_number_end(t, i);
                         if (i == 0 || i > s->len)
                                 return json_fail(s, start, -EINVAL, "invalid number");
                 } else {
