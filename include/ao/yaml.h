@@ -90,6 +90,9 @@ int ao_json_load_stream(const char *text, size_t len, const char *filename, stru
  */
 int ao_yaml_load_file(const char *path, struct cJSON **ret, struct ao_error *reterr);
 
+/** ao_yaml_load_stream() of the file at @path; errors name the file. */
+int ao_yaml_load_stream_file(const char *path, struct cJSON **ret_array, struct ao_error *reterr);
+
 /**
  * Canonical JSON text of @json: object keys sorted by byte value at every
  * level (equal keys keep their order), no insignificant whitespace, integers

@@ -257,6 +257,33 @@ static struct ao_task *push_module_task(struct ao_task *before, enum task_type t
         return ao_queue_push_before(before, &spec);
 }
 
+static void discovery_done(struct discovery *d)
+{
+        struct ao_task *t = d->task;
+        discovery_free(d);
+        struct converge_task *ct = ao_task_payload(t);
+        ct->phase = CONVERGE_AFTER_ALL;
+        ao_task_finish(t, AO_TASK_KEEP);
+}
+
+/* Step 7: releases without a module directory are purged (after the runs and deletes). */
+static void on_releases_listed(struct operator_state *op, char **releases, const struct ao_error *error,
+                               void *userdata)
+{
+        struct discovery *d = userdata;
+        const char *reason = ((struct converge_task *) ao_task_payload(d->task))->reason;
+        if (!releases)
+                ao_log(AO_LOG_ERROR, "cannot list releases to purge: %s",
+                       error ? error->msg : "unknown error");
+        for (char **r = releases; r && *r; r++) {
+                if (!modules_find(&op->modules, *r))
+                        push_module_task(d->task, TASK_MODULE_PURGE, NULL, *r, reason);
+                free(*r);
+        }
+        free(releases);
+        discovery_done(d);
+}
+
 /* Steps 5-7 in the documented order: run the enabled, delete the newly disabled, purge the orphaned. */
 static void discovery_finish(struct discovery *d)
 {
@@ -274,17 +301,11 @@ static void discovery_finish(struct discovery *d)
                         push_module_task(t, TASK_MODULE_DELETE, &m->items[i], NULL, reason);
         for (size_t i = 0; i < m->n; i++)
                 m->items[i].enabled = d->enabled[i];
-        char **releases = op->releases->list(op);
-        for (char **r = releases; r && *r; r++) {
-                if (!modules_find(m, *r))
-                        push_module_task(t, TASK_MODULE_PURGE, NULL, *r, reason);
-                free(*r);
+        struct ao_error err = {0};
+        if (op->releases->list(op, on_releases_listed, d, &err) < 0) {
+                ao_log(AO_LOG_ERROR, "cannot list releases to purge: %s", err.msg);
+                discovery_done(d);
         }
-        free(releases);
-        discovery_free(d);
-        struct converge_task *ct = ao_task_payload(t);
-        ct->phase = CONVERGE_AFTER_ALL;
-        ao_task_finish(t, AO_TASK_KEEP);
 }
 
 static void discover(struct operator_state *op, struct ao_task *t)

@@ -50,8 +50,8 @@ static int write_file_atomically(const char *dir, const char *name, const char *
         return 0;
 }
 
-static int helm_local_upgrade(const struct operator_state *op, const struct module *mod, const cJSON *values,
-                              struct ao_error *reterr)
+static int write_release(const struct operator_state *op, const struct module *mod, const cJSON *values,
+                         struct ao_error *reterr)
 {
         _cleanup_free_ char *releases = ao_xasprintf("%s/releases", op->state_dir);
         _cleanup_free_ char *dir = release_dir(op, mod->name);
@@ -70,7 +70,7 @@ static int helm_local_upgrade(const struct operator_state *op, const struct modu
         return 0;
 }
 
-static int helm_local_delete(const struct operator_state *op, const char *release, struct ao_error *reterr)
+static int delete_release(const struct operator_state *op, const char *release, struct ao_error *reterr)
 {
         _cleanup_free_ char *dir = release_dir(op, release);
         _cleanup_free_ char *values = ao_xasprintf("%s/values.yaml", dir);
@@ -81,7 +81,7 @@ static int helm_local_delete(const struct operator_state *op, const char *releas
         return 0;
 }
 
-static bool helm_local_has_release(const struct operator_state *op, const char *release)
+static bool has_release(const struct operator_state *op, const char *release)
 {
         _cleanup_free_ char *dir = release_dir(op, release);
         struct stat st;
@@ -93,7 +93,7 @@ static int compare_strings(const void *a, const void *b)
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-static char **helm_local_list(const struct operator_state *op)
+static char **list_releases(const struct operator_state *op)
 {
         _cleanup_free_ char *releases = ao_xasprintf("%s/releases", op->state_dir);
         char **names = ao_xcalloc(1, sizeof(char *));
@@ -113,10 +113,49 @@ static char **helm_local_list(const struct operator_state *op)
         return names;
 }
 
+/* The local step finishes at once: each operation calls back before it returns. */
+static int helm_local_upgrade(struct operator_state *op, struct module *mod, const cJSON *values,
+                              const char *activation, release_done *done, void *userdata,
+                              struct ao_error *reterr)
+{
+        (void) activation;
+        struct ao_error err = {0};
+        int r = write_release(op, mod, values, &err);
+        (void) reterr;
+        done(op, r < 0 ? &err : NULL, userdata);
+        return 0;
+}
+
+static int helm_local_remove(struct operator_state *op, const char *release, release_done *done,
+                             void *userdata, struct ao_error *reterr)
+{
+        struct ao_error err = {0};
+        int r = delete_release(op, release, &err);
+        (void) reterr;
+        done(op, r < 0 ? &err : NULL, userdata);
+        return 0;
+}
+
+static int helm_local_exists(struct operator_state *op, const char *release, release_exists_done *done,
+                             void *userdata, struct ao_error *reterr)
+{
+        (void) reterr;
+        done(op, has_release(op, release), NULL, userdata);
+        return 0;
+}
+
+static int helm_local_list(struct operator_state *op, release_list_done *done, void *userdata,
+                           struct ao_error *reterr)
+{
+        (void) reterr;
+        done(op, list_releases(op), NULL, userdata);
+        return 0;
+}
+
 const struct release_ops helm_local_ops = {
     .name = "local",
     .upgrade = helm_local_upgrade,
-    .remove = helm_local_delete,
-    .exists = helm_local_has_release,
+    .remove = helm_local_remove,
+    .exists = helm_local_exists,
     .list = helm_local_list,
 };

@@ -39,6 +39,7 @@ struct ao_schema;
 struct ao_shutdown;
 struct ao_sandbox_profiles;
 struct operator_state;
+struct helm_state;
 struct schedule_set;
 struct operator_metrics;
 struct ao_http;
@@ -70,6 +71,7 @@ struct module {
         struct ao_throttle *throttles;  /* owned: one per hook */
         struct schedule_set *schedules; /* owned: its hooks' schedule bindings while enabled */
         struct hook_monitors *kube;     /* owned: its hooks' kubernetes monitors while enabled (kube.c) */
+        bool crds_applied;              /* crds/ went to the cluster since the module was enabled */
 };
 
 struct modules {
@@ -140,21 +142,55 @@ int values_validate_config(const struct values_store *vs, const struct modules *
 
 /*
  * How releases are made: the lifecycle only calls through this table. Without a cluster it is
- * the local step (helm-local.c: <state dir>/releases/<module>/values.yaml); the real helm client
- * plugs in here.
+ * the local step (helm-local.c: <state dir>/releases/<module>/values.yaml); with one, the helm
+ * binary (helm-release.c). Each operation either fails at once (negative return, @reterr set,
+ * no callback) or calls its callback exactly once, possibly before it returns: callers touch
+ * nothing of theirs after starting one.
  */
+typedef void release_done(struct operator_state *op, const struct ao_error *error /* NULL: done */,
+                          void *userdata);
+typedef void release_exists_done(struct operator_state *op, int exists /* 1, 0, or < 0 with @error */,
+                                 const struct ao_error *error, void *userdata);
+/* @names: malloc'd, NULL-terminated, sorted, owned by the callee; NULL with @error on failure. */
+typedef void release_list_done(struct operator_state *op, char **names, const struct ao_error *error,
+                               void *userdata);
+
 struct release_ops {
-        const char *name; /* "local", ... for logs */
+        const char *name; /* "local", "helm": for logs */
         /* Install or upgrade @mod's release with @values (the document helm gets). */
-        int (*upgrade)(const struct operator_state *op, const struct module *mod, const struct cJSON *values,
-                       struct ao_error *reterr);
-        int (*remove)(const struct operator_state *op, const char *release, struct ao_error *reterr);
-        bool (*exists)(const struct operator_state *op, const char *release);
-        /* Release names (malloc'd, NULL-terminated, sorted); NULL on error. */
-        char **(*list)(const struct operator_state *op);
+        int (*upgrade)(struct operator_state *op, struct module *mod, const struct cJSON *values,
+                       const char *activation, release_done *done, void *userdata, struct ao_error *reterr);
+        int (*remove)(struct operator_state *op, const char *release, release_done *done, void *userdata,
+                      struct ao_error *reterr);
+        int (*exists)(struct operator_state *op, const char *release, release_exists_done *done,
+                      void *userdata, struct ao_error *reterr);
+        int (*list)(struct operator_state *op, release_list_done *done, void *userdata,
+                    struct ao_error *reterr);
 };
 
 extern const struct release_ops helm_local_ops;
+extern const struct release_ops helm_binary_ops;
+
+/*
+ * helm-chart.c. The chart helm gets: 1 and the module directory when it has Chart.yaml, 1 and a
+ * chart generated in <tmp>/charts/<module> when it only has templates/, 0 when it is no chart.
+ */
+int helm_chart_dir(const struct operator_state *op, const struct module *mod, char **ret_dir,
+                   struct ao_error *reterr);
+/** @values as YAML in a new private file <tmp>/<module>.module-values.yaml-XXXXXX. */
+int helm_values_file(const struct operator_state *op, const struct module *mod, const struct cJSON *values,
+                     char **ret_path, struct ao_error *reterr);
+/**
+ * The CRDs of <module>/crds (files not starting with an ADDON_OPERATOR_CRD_FILTER_PREFIXES
+ * prefix, labelled with ADDON_OPERATOR_CRD_EXTRA_LABELS) as object patch operations (JSON);
+ * returns 1 with @ret_text, 0 when there are none.
+ */
+int helm_crd_operations(const struct operator_state *op, const struct module *mod, char **ret_text,
+                        struct ao_error *reterr);
+
+/** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
+int helm_start(struct operator_state *op, struct ao_error *reterr);
+void helm_done(struct operator_state *op);
 
 /* ---- tasks ------------------------------------------------------------------------------------ */
 
@@ -226,6 +262,7 @@ struct operator_state {
         struct ao_config_map *config_map;   /* the ConfigMap config store (kube.c) */
         char *state_dir;                    /* owned */
         const struct release_ops *releases; /* how releases are made (helm_local_ops without a cluster) */
+        struct helm_state *helm;            /* the helm binary (helm-release.c), with a cluster */
         struct ao_source *log_wakeup;
         struct ao_source *log_writable;
 
@@ -345,6 +382,16 @@ typedef void kube_patches_done(const struct ao_error *error, void *userdata);
  */
 int kube_apply_object_patches(struct operator_state *op, const char *text, size_t len,
                               kube_patches_done *done, void *userdata, struct ao_error *reterr);
+struct ao_helm_manifest;
+/* @absent: "Kind namespace/name" of the first object missing, or NULL when all exist. */
+typedef void kube_absent_done(struct operator_state *op, const char *absent, const struct ao_error *error,
+                              void *userdata);
+/**
+ * Which object of @m is missing from the cluster (objects without a namespace are looked for in
+ * @default_ns). @done runs once, later; at shutdown with an error.
+ */
+int kube_find_absent(struct operator_state *op, const struct ao_helm_manifest *m, const char *default_ns,
+                     kube_absent_done *done, void *userdata, struct ao_error *reterr);
 /** TASK_KUBE_SYNC. */
 void kube_sync_task_handle(struct operator_state *op, struct ao_task *t);
 /** Queue the global Synchronization step (after the onStartup hooks). */
@@ -374,6 +421,11 @@ void metrics_module_run(struct operator_state *op, const struct module *mod, con
                         uint64_t usec, bool ok);
 void metrics_module_helm(struct operator_state *op, const struct module *mod, const char *activation,
                          uint64_t usec);
+/** helm_operation_seconds{operation}: "template", "check-upgrade", "upgrade". */
+void metrics_helm_operation(struct operator_state *op, const struct module *mod, const char *activation,
+                            const char *operation, uint64_t usec);
+void metrics_helm_redeployed(struct operator_state *op, const struct module *mod);
+void metrics_absent_resource(struct operator_state *op, const struct module *mod, const char *resource);
 void metrics_module_delete_failed(struct operator_state *op, const struct module *mod);
 /** Drop every series of @module (it was deleted or purged). */
 void metrics_module_gone(struct operator_state *op, const char *module);

@@ -24,7 +24,9 @@
 #include "ao/kube-client.h"
 #include "ao/kube-discovery-fetch.h"
 #include "ao/kube-discovery.h"
+#include "ao/helm-output.h"
 #include "ao/kube-monitor.h"
+#include "ao/kube-presence.h"
 #include "ao/kubeconfig.h"
 #include "ao/lease.h"
 #include "ao/shutdown.h"
@@ -69,6 +71,15 @@ struct patch_job {
         struct patch_job *prev, *next;
 };
 
+/* An object presence check in progress (helm-release.c), so that shutdown can end it. */
+struct presence_job {
+        struct operator_state *op;
+        struct ao_kube_presence *check;
+        kube_absent_done *done;
+        void *userdata;
+        struct presence_job *prev, *next;
+};
+
 struct kube_state {
         struct ao_kube_config config;
         struct ao_kube_client *client;
@@ -76,6 +87,7 @@ struct kube_state {
         struct ao_lease *lease;                /* with ADDON_OPERATOR_HA */
         bool leader;
         struct patch_job *patch_jobs;
+        struct presence_job *presence_jobs;
         struct ao_informers *informers;
         struct ao_jq_cache *jq;
         struct ao_kube_discovery *discovery; /* the current table */
@@ -788,7 +800,12 @@ int kube_apply_object_patches(struct operator_state *op, const char *text, size_
                                             .discovery = k->discovery,
                                             .jq = k->jq,
                                             .delete_poll_scale = op->settings->retry_delay_scale};
-        return ao_object_patch_apply(&env, &ops, on_patch_job_done, j, &j->run, reterr);
+        r = ao_object_patch_apply(&env, &ops, on_patch_job_done, j, &j->run, reterr);
+        if (r < 0) {
+                patch_job_unlink(k, j);
+                free(j);
+        }
+        return r;
 }
 
 static void cancel_patch_jobs(struct kube_state *k)
@@ -800,6 +817,75 @@ static void cancel_patch_jobs(struct kube_state *k)
                 struct ao_error err = {0};
                 ao_error_set(&err, -ECANCELED, "stopped at shutdown before every operation was applied");
                 j->done(&err, j->userdata);
+                free(j);
+        }
+}
+
+/* ---- release objects --------------------------------------------------------------------------- */
+
+static void presence_job_unlink(struct kube_state *k, struct presence_job *j)
+{
+        if (j->prev)
+                j->prev->next = j->next;
+        else
+                k->presence_jobs = j->next;
+        if (j->next)
+                j->next->prev = j->prev;
+}
+
+static void on_presence_checked(const struct ao_kube_object_ref *absent, const struct ao_error *error,
+                                void *userdata)
+{
+        struct presence_job *j = userdata;
+        presence_job_unlink(j->op->kube, j);
+        _cleanup_free_ char *what =
+            absent ? ao_xasprintf("%s %s%s%s", absent->kind, absent->namespace ? absent->namespace : "",
+                                  absent->namespace ? "/" : "", absent->name)
+                   : NULL;
+        struct operator_state *op = j->op;
+        kube_absent_done *done = j->done;
+        void *ud = j->userdata;
+        free(j);
+        done(op, what, error, ud);
+}
+
+int kube_find_absent(struct operator_state *op, const struct ao_helm_manifest *m, const char *default_ns,
+                     kube_absent_done *done, void *userdata, struct ao_error *reterr)
+{
+        struct kube_state *k = op->kube;
+        if (!k->discovery_ready)
+                return ao_error_set(reterr, -EAGAIN, "the Kubernetes API is not discovered yet");
+        struct ao_kube_object_ref *refs = ao_xcalloc(m->n + 1, sizeof(*refs));
+        for (size_t i = 0; i < m->n; i++) {
+                const struct ao_helm_object *o = &m->objects[i];
+                const char *ns =
+                    o->namespace ? o->namespace : (default_ns && default_ns[0] ? default_ns : NULL);
+                refs[i] = (struct ao_kube_object_ref){o->api_version, o->kind, ns, o->name};
+        }
+        struct presence_job *j = ao_xcalloc(1, sizeof(*j));
+        *j = (struct presence_job){.op = op, .done = done, .userdata = userdata, .next = k->presence_jobs};
+        int r = ao_kube_find_absent(op->reactor, k->client, k->discovery, refs, m->n, 0, on_presence_checked,
+                                    j, &j->check, reterr);
+        free(refs);
+        if (r < 0) {
+                free(j);
+                return r;
+        }
+        if (k->presence_jobs)
+                k->presence_jobs->prev = j;
+        k->presence_jobs = j;
+        return 0;
+}
+
+static void cancel_presence_jobs(struct kube_state *k)
+{
+        while (k->presence_jobs) {
+                struct presence_job *j = k->presence_jobs;
+                presence_job_unlink(k, j);
+                ao_kube_presence_cancel(j->check);
+                struct ao_error err = {0};
+                ao_error_set(&err, -ECANCELED, "stopped at shutdown");
+                j->done(j->op, NULL, &err, j->userdata);
                 free(j);
         }
 }
@@ -865,6 +951,7 @@ void kube_done(struct operator_state *op)
         if (!k)
                 return;
         cancel_patch_jobs(k);
+        cancel_presence_jobs(k);
         if (k->lease) {
                 k->lease = ao_lease_free(k->lease);
                 drain_requests(op);

@@ -339,6 +339,8 @@ int lifecycle_start(struct operator_state *op)
                 r = metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers") : 0;
         if (r >= 0 && !s->local)
                 r = kube_start(op, &err);
+        if (r >= 0 && !s->local)
+                r = helm_start(op, &err);
         /* Probes and /metrics answer while the operator waits for the API server or the lease. */
         if (r >= 0)
                 r = setup_queues(op, &err);
@@ -375,6 +377,7 @@ void lifecycle_done(struct operator_state *op)
                 schedules_disable(op, &op->modules.items[i]);
         schedules_disable(op, NULL);
         kube_done(op);
+        helm_done(op);
         op->schedule = ao_schedule_free(op->schedule);
         op->config_file = ao_config_file_free(op->config_file);
         ao_hooks_free(op->global_hooks, op->n_global_hooks);

@@ -43,6 +43,9 @@ struct operator_metrics {
         struct ao_metric_family *discover_errors, *discover_errors_peer;
         struct ao_metric_family *module_run_seconds, *module_run_errors, *module_delete_errors;
         struct ao_metric_family *module_helm_seconds;
+        struct ao_metric_family *helm_operation_seconds;
+        struct ao_metric_family *helm_redeployed;  /* modules_helm_release_redeployed_total */
+        struct ao_metric_family *absent_resources; /* modules_absent_resources_total */
         struct ao_metric_family *convergence_seconds, *convergence_total;
         struct ao_metric_family *binding_count;
         struct ao_metric_family *config_errors;
@@ -109,9 +112,17 @@ static void create_kube_and_helm_families(struct operator_state *op)
                                  ao_metrics_n_buckets_seconds);
         (void) ao_metrics_family(op->metrics, "kube_snapshot_objects", AO_METRIC_GAUGE,
                                  "Objects kept for a kubernetes binding", kube_labels, NULL, 0);
-        (void) ao_metrics_family(op->metrics, "helm_operation_seconds", AO_METRIC_HISTOGRAM,
-                                 "Time of helm operations", helm_labels, ao_metrics_buckets_seconds,
-                                 ao_metrics_n_buckets_seconds);
+        static const char *const module_labels[] = {"module", NULL};
+        static const char *const absent_labels[] = {"module", "resource", NULL};
+        op->om->helm_operation_seconds = ao_metrics_family(
+            op->metrics, "helm_operation_seconds", AO_METRIC_HISTOGRAM, "Time of helm operations",
+            helm_labels, ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
+        op->om->helm_redeployed =
+            ao_metrics_family(op->metrics, "modules_helm_release_redeployed_total", AO_METRIC_COUNTER,
+                              "Releases upgraded because they were not deployed", module_labels, NULL, 0);
+        op->om->absent_resources =
+            ao_metrics_family(op->metrics, "modules_absent_resources_total", AO_METRIC_COUNTER,
+                              "Release resources found missing from the cluster", absent_labels, NULL, 0);
 }
 
 static int on_live_tick(struct ao_source *s, uint64_t now, void *userdata)
@@ -273,6 +284,25 @@ void metrics_module_helm(struct operator_state *op, const struct module *mod, co
 {
         const char *labels[] = {mod->name, activation};
         ao_metric_observe(op->om->module_helm_seconds, labels, seconds(usec));
+}
+
+void metrics_helm_operation(struct operator_state *op, const struct module *mod, const char *activation,
+                            const char *operation, uint64_t usec)
+{
+        const char *labels[] = {mod->name, activation, operation};
+        ao_metric_observe(op->om->helm_operation_seconds, labels, seconds(usec));
+}
+
+void metrics_helm_redeployed(struct operator_state *op, const struct module *mod)
+{
+        const char *labels[] = {mod->name};
+        ao_metric_add(op->om->helm_redeployed, labels, 1);
+}
+
+void metrics_absent_resource(struct operator_state *op, const struct module *mod, const char *resource)
+{
+        const char *labels[] = {mod->name, resource};
+        ao_metric_add(op->om->absent_resources, labels, 1);
 }
 
 void metrics_module_delete_failed(struct operator_state *op, const struct module *mod)

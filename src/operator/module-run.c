@@ -55,6 +55,8 @@ struct module_job {
         struct sync_run *syncs; /* STEP_KUBE_SYNC: the in-line Synchronization runs */
         size_t n_syncs, next_sync;
         char *checksum_before_after_helm;
+        uint64_t helm_started_usec;
+        bool has_release; /* ModuleDelete: there is a release to delete */
 };
 
 static enum ao_binding_type binding_of(enum step s)
@@ -127,6 +129,7 @@ static void select_hooks(struct module_job *j, enum ao_binding_type type)
 }
 
 static void job_step(struct module_job *j);
+static void enter_step(struct module_job *j, enum step s);
 
 static void on_step_hook_done(struct operator_state *op, bool ok, void *userdata)
 {
@@ -239,6 +242,21 @@ static void on_module_synced(struct operator_state *op, bool ok, void *userdata)
         job_step(j);
 }
 
+static void on_released(struct operator_state *op, const struct ao_error *error, void *userdata)
+{
+        struct module_job *j = userdata;
+        if (error) {
+                ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}), "module '%s': %s",
+                            j->mod->name, error->msg);
+                job_finish(j, AO_TASK_FAIL);
+                return;
+        }
+        const struct module_task *mt = ao_task_payload(j->task);
+        metrics_module_helm(op, j->mod, mt->activation, ao_clock_now_usec() - j->helm_started_usec);
+        enter_step(j, STEP_AFTER_HELM);
+        job_step(j);
+}
+
 /* The values helm gets, checked against the helm schema (x-required-for-helm) first. */
 static int release(struct module_job *j, struct ao_error *reterr)
 {
@@ -254,13 +272,29 @@ static int release(struct module_job *j, struct ao_error *reterr)
                 free(errors);
         }
         if (r >= 0) {
+                const struct module_task *mt = ao_task_payload(j->task);
                 cJSON *doc = ao_values_document(global, j->mod->values_key, section, NULL);
-                r = op->releases->upgrade(op, j->mod, doc, reterr);
+                j->helm_started_usec = ao_clock_now_usec();
+                r = op->releases->upgrade(op, j->mod, doc, mt->activation, on_released, j, reterr);
                 cJSON_Delete(doc);
         }
         cJSON_Delete(global);
         cJSON_Delete(section);
         return r;
+}
+
+static void on_release_removed(struct operator_state *op, const struct ao_error *error, void *userdata)
+{
+        (void) op;
+        struct module_job *j = userdata;
+        if (error) {
+                ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}), "module '%s': %s",
+                            j->mod->name, error->msg);
+                job_finish(j, AO_TASK_FAIL);
+                return;
+        }
+        enter_step(j, STEP_AFTER_DELETE_HELM);
+        job_step(j);
 }
 
 static void enter_step(struct module_job *j, enum step s)
@@ -297,6 +331,7 @@ static void module_deleted(struct module_job *j)
         schedules_disable(j->op, mod);
         kube_stop(j->op, mod);
         mod->started = false;
+        mod->crds_applied = false;
         cJSON_Delete(mod->patches);
         mod->patches = cJSON_CreateArray();
         metrics_module_gone(j->op, mod->name);
@@ -327,20 +362,14 @@ static void job_step(struct module_job *j)
                 case STEP_BEFORE_HELM:
                         enter_step(j, STEP_HELM);
                         break;
-                case STEP_HELM: {
-                        uint64_t helm_started = ao_clock_now_usec();
-                        const struct module_task *mt = ao_task_payload(j->task);
+                case STEP_HELM:
+                        /* The release step calls back (maybe at once); nothing of @j is touched after. */
                         if (release(j, &err) < 0) {
                                 ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}),
                                             "module '%s': %s", j->mod->name, err.msg);
                                 job_finish(j, AO_TASK_FAIL);
-                                return;
                         }
-                        metrics_module_helm(j->op, j->mod, mt->activation,
-                                            ao_clock_now_usec() - helm_started);
-                        enter_step(j, STEP_AFTER_HELM);
-                        break;
-                }
+                        return;
                 case STEP_AFTER_HELM:
                         module_run_done(j);
                         return;
@@ -348,13 +377,15 @@ static void job_step(struct module_job *j)
                         enter_step(j, STEP_DELETE_HELM);
                         break;
                 case STEP_DELETE_HELM:
-                        if (j->op->releases->remove(j->op, j->mod->name, &err) < 0) {
+                        if (!j->has_release) {
+                                enter_step(j, STEP_AFTER_DELETE_HELM);
+                                break;
+                        }
+                        if (j->op->releases->remove(j->op, j->mod->name, on_release_removed, j, &err) < 0) {
                                 ao_log(AO_LOG_ERROR, "module '%s': %s", j->mod->name, err.msg);
                                 job_finish(j, AO_TASK_FAIL);
-                                return;
                         }
-                        enter_step(j, STEP_AFTER_DELETE_HELM);
-                        break;
+                        return;
                 case STEP_AFTER_DELETE_HELM:
                         module_deleted(j);
                         return;
@@ -365,17 +396,44 @@ static void job_step(struct module_job *j)
         }
 }
 
-static void purge(struct operator_state *op, struct ao_task *t, const char *release_name)
+static void on_purged(struct operator_state *op, const struct ao_error *error, void *userdata)
 {
-        struct ao_error err = {0};
-        if (op->releases->remove(op, release_name, &err) < 0) {
-                ao_log(AO_LOG_ERROR, "purge of release '%s': %s", release_name, err.msg);
+        struct ao_task *t = userdata;
+        const struct module_task *mt = ao_task_payload(t);
+        if (error) {
+                ao_log(AO_LOG_ERROR, "purge of release '%s': %s", mt->release, error->msg);
                 ao_task_finish(t, AO_TASK_FAIL);
                 return;
         }
-        ao_log(AO_LOG_INFO, "release '%s' purged: its module directory is gone", release_name);
-        metrics_module_gone(op, release_name);
+        ao_log(AO_LOG_INFO, "release '%s' purged: its module directory is gone", mt->release);
+        metrics_module_gone(op, mt->release);
         ao_task_finish(t, AO_TASK_SUCCESS);
+}
+
+static void purge(struct operator_state *op, struct ao_task *t, const char *release_name)
+{
+        struct ao_error err = {0};
+        if (op->releases->remove(op, release_name, on_purged, t, &err) < 0) {
+                ao_log(AO_LOG_ERROR, "purge of release '%s': %s", release_name, err.msg);
+                ao_task_finish(t, AO_TASK_FAIL);
+        }
+}
+
+/* ModuleDelete starts once it is known whether there is a release: beforeDeleteHelm needs one. */
+static void on_release_known(struct operator_state *op, int exists, const struct ao_error *error,
+                             void *userdata)
+{
+        (void) op;
+        struct module_job *j = userdata;
+        if (exists < 0) {
+                ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}), "module '%s': %s",
+                            j->mod->name, error ? error->msg : "cannot tell whether the release exists");
+                job_finish(j, AO_TASK_FAIL);
+                return;
+        }
+        j->has_release = exists > 0;
+        enter_step(j, j->has_release ? STEP_BEFORE_DELETE_HELM : STEP_DELETE_HELM);
+        job_step(j);
 }
 
 void module_task_handle(struct operator_state *op, struct ao_task *t)
@@ -389,11 +447,12 @@ void module_task_handle(struct operator_state *op, struct ao_task *t)
                 return;
         }
         case TASK_MODULE_DELETE: {
-                bool has_release = op->releases->exists(op, mt->module->name);
                 struct module_job *j = job_new(op, t, mt->module, STEP_BEFORE_DELETE_HELM);
-                /* beforeDeleteHelm runs only when there is a release to delete. */
-                enter_step(j, has_release ? STEP_BEFORE_DELETE_HELM : STEP_DELETE_HELM);
-                job_step(j);
+                struct ao_error err = {0};
+                if (op->releases->exists(op, mt->module->name, on_release_known, j, &err) < 0) {
+                        ao_log(AO_LOG_ERROR, "module '%s': %s", mt->module->name, err.msg);
+                        job_finish(j, AO_TASK_FAIL);
+                }
                 return;
         }
         default:

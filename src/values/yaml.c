@@ -1178,12 +1178,11 @@ static int read_capped(int fd, size_t size_hint, char **ret, size_t *ret_len)
         return 0;
 }
 
-int ao_yaml_load_file(const char *path, struct cJSON **ret, struct ao_error *reterr)
+/* The whole of @path, capped at AO_YAML_MAX_INPUT; errors name the file. */
+static int read_input_file(const char *path, char **ret_text, size_t *ret_len, struct ao_error *reterr)
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        _cleanup_free_ char *text = NULL;
         struct stat st;
-        size_t len;
         int r;
 
         if (fd < 0 || fstat(fd, &st) < 0) {
@@ -1193,13 +1192,29 @@ int ao_yaml_load_file(const char *path, struct cJSON **ret, struct ao_error *ret
         if (S_ISREG(st.st_mode) && st.st_size > (off_t) AO_YAML_MAX_INPUT)
                 r = -EFBIG;
         else
-                r = read_capped(fd, S_ISREG(st.st_mode) ? (size_t) st.st_size : 0, &text, &len);
+                r = read_capped(fd, S_ISREG(st.st_mode) ? (size_t) st.st_size : 0, ret_text, ret_len);
         if (r == -EFBIG)
                 return ao_error_set(reterr, r, "cannot read '%s': larger than %u bytes", path,
                                     AO_YAML_MAX_INPUT);
         if (r < 0)
                 return ao_error_set(reterr, r, "cannot read '%s': %s", path, strerror(-r));
-        return ao_yaml_load(text, len, path, ret, reterr);
+        return 0;
+}
+
+int ao_yaml_load_file(const char *path, struct cJSON **ret, struct ao_error *reterr)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r = read_input_file(path, &text, &len, reterr);
+        return r < 0 ? r : ao_yaml_load(text, len, path, ret, reterr);
+}
+
+int ao_yaml_load_stream_file(const char *path, struct cJSON **ret_array, struct ao_error *reterr)
+{
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r = read_input_file(path, &text, &len, reterr);
+        return r < 0 ? r : ao_yaml_load_stream(text, len, path, ret_array, reterr);
 }
 
 /* ---- JSON streams ------------------------------------------------------------------------------ */

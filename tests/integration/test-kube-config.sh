@@ -55,7 +55,7 @@ current-context: fake
 EOF
 
 start() {
-        op_start KUBE_CONFIG="$work/kubeconfig" ADDON_OPERATOR_NAMESPACE=ao GLOBAL_HOOKS_DIR="$work/global" \
+        op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" KUBE_CONFIG="$work/kubeconfig" ADDON_OPERATOR_NAMESPACE=ao GLOBAL_HOOKS_DIR="$work/global" \
                 MODULES_DIR="$work/modules" ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
                 ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 KUBE_CLIENT_QPS=200 KUBE_CLIENT_BURST=50 "$@" -- start
 }

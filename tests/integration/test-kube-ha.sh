@@ -29,6 +29,7 @@ chmod +x "$work/global/hooks/startup.sh"
 
 start() { # start POD: an operator in the background, its output in POD.log, its pid in pid_POD
         env -i PATH="$PATH" ADDON_OPERATOR_POD="$1" KUBE_SERVER="$api" ADDON_OPERATOR_HA=true \
+                HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" \
                 ADDON_OPERATOR_NAMESPACE=ha ADDON_OPERATOR_LISTEN_ADDRESS=127.0.0.1 ADDON_OPERATOR_LISTEN_PORT=0 \
                 DEBUG_UNIX_SOCKET= GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
                 ADDON_OPERATOR_TMP_DIR="$work/tmp-$1" ADDON_OPERATOR_STATE_DIR="$work/state-$1" \

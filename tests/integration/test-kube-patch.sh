@@ -52,7 +52,7 @@ echo '{"operation":"MergePatch","kind":"ConfigMap","namespace":"p","name":"nothe
 EOF
 chmod +x "$work/global/hooks/"*.sh
 
-op_start KUBE_SERVER="$api" GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
+op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" KUBE_SERVER="$api" GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
         ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" \
         ADDON_OPERATOR_RETRY_DELAY_SCALE=0.01 -- start
 op_wait_for "hook 'hooks/patcher.sh' succeeded"

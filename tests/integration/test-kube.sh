@@ -94,7 +94,7 @@ hook modules/010-kmod/hooks/watch.sh '{"configVersion":"v1","onStartup":1,"befor
 printf 'kmodEnabled: true\n' >"$work/modules/values.yaml"
 
 printf 'kmodEnabled: "true"\n' >"$work/config.yaml"
-op_start KUBE_CONFIG="$work/kubeconfig" GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
+op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" KUBE_CONFIG="$work/kubeconfig" GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
         ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
         ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 ${AO_TEST_REACTOR:+ADDON_OPERATOR_REACTOR=$AO_TEST_REACTOR} KUBE_CLIENT_QPS=20 KUBE_CLIENT_BURST=3 -- start
 op_wait_for "module 'kmod' is up to date"
@@ -294,7 +294,7 @@ kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "a clean stop with informers running"
 fk DELETE /fake/requests >/dev/null
-op_start KUBE_CONFIG="$work/kubeconfig" GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
+op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" KUBE_CONFIG="$work/kubeconfig" GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
         ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
         KUBE_CLIENT_QPS=5 KUBE_CLIENT_BURST=3 -- start
 op_wait_for "module 'kmod' is up to date"
@@ -311,7 +311,7 @@ is "$OP_CODE" 0 "second run: a clean stop"
 # every 10 s), and once the CRD exists its objects are synchronized.
 hook crd/hooks/crontabs.sh '{"configVersion":"v1","kubernetes":[{"name":"crontabs","apiVersion":"stable.example.com/v1","kind":"CronTab","jqFilter":".spec.cronSpec","keepFullObjectsInMemory":false}]}'
 mkdir -p "$work/empty-modules"
-op_start KUBE_CONFIG="$work/kubeconfig" GLOBAL_HOOKS_DIR="$work/crd" MODULES_DIR="$work/empty-modules" \
+op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" KUBE_CONFIG="$work/kubeconfig" GLOBAL_HOOKS_DIR="$work/crd" MODULES_DIR="$work/empty-modules" \
         ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
         ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 -- start
 op_wait_for "hook 'hooks/crontabs.sh', binding 'crontabs': no resource"

