@@ -176,7 +176,7 @@ int debug_api_handle(const char *path, const char *query, cJSON **ret_body, void
                 return 200;
         }
         if (strcmp(path, "/module/resource-monitor") == 0) {
-                *ret_body = wrapped("monitors", cJSON_CreateArray());
+                *ret_body = wrapped("monitors", helm_monitors_dump(op));
                 return 200;
         }
         if (strncmp(path, "/module/", 8) == 0) {

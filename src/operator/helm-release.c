@@ -120,6 +120,7 @@ static void on_upgraded(struct operator_state *op, const struct ao_helm_result *
                 return;
         }
         log_module(j, AO_LOG_INFO, "module '%s': release upgraded (%s)", j->rendered_checksum);
+        helm_monitor_start(op, j->mod, &j->manifest);
         job_end(j, NULL);
 }
 
@@ -163,6 +164,7 @@ static void on_presence(struct operator_state *op, const char *absent, const str
                                        ao_clock_now_usec() - j->check_started_usec);
                 log_module(j, AO_LOG_INFO, "module '%s': release unchanged (checksum %s), upgrade skipped",
                            j->rendered_checksum);
+                helm_monitor_start(op, j->mod, &j->manifest);
                 job_end(j, NULL);
                 return;
         }
@@ -179,7 +181,8 @@ static void check_objects(struct upgrade_job *j)
                 on_presence(j->op, NULL, NULL, j);
                 return;
         }
-        if (kube_find_absent(j->op, &j->manifest, kube_config_namespace(j->op), on_presence, j, &err) < 0)
+        if (kube_find_absent(j->op, &j->manifest, kube_config_namespace(j->op), false, on_presence, j, &err) <
+            0)
                 on_presence(j->op, NULL, &err, j);
 }
 
@@ -248,7 +251,7 @@ static void drop_pending_revision(struct upgrade_job *j)
         log_module(j, AO_LOG_WARN, "module '%s': the last revision is %s: deleting its record",
                    j->last.status);
         struct ao_error err = {0};
-        if (kube_apply_object_patches(op, text, strlen(text), on_storage_deleted, j, &err) < 0)
+        if (kube_apply_object_patches(op, NULL, text, strlen(text), on_storage_deleted, j, &err) < 0)
                 job_fail(j, err.code, err.msg);
 }
 
@@ -370,7 +373,7 @@ static void apply_crds(struct upgrade_job *j)
                 release_state(j);
                 return;
         }
-        if (kube_apply_object_patches(op, ops, strlen(ops), on_crds_applied, j, &err) < 0)
+        if (kube_apply_object_patches(op, NULL, ops, strlen(ops), on_crds_applied, j, &err) < 0)
                 job_fail(j, err.code, err.msg);
 }
 
@@ -509,6 +512,36 @@ static int helm_binary_list(struct operator_state *op, release_list_done *done, 
         return r;
 }
 
+struct status_job {
+        helm_status_done *done;
+        void *userdata;
+};
+
+static void on_status(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        struct status_job s = *(struct status_job *) userdata;
+        free(userdata);
+        struct ao_helm_revision last = {0};
+        struct ao_error err = {0};
+        int r = 0;
+        if (res->code < 0 && !strstr(res->error, "release: not found"))
+                r = ao_error_set(&err, res->code, "%s", res->error);
+        else if (res->code == 0)
+                r = ao_helm_parse_history(res->output, res->output_len, &last, &err);
+        s.done(op, r < 0 ? NULL : &last, r < 0 ? &err : NULL, s.userdata);
+}
+
+int helm_release_status(struct operator_state *op, const char *release, helm_status_done *done,
+                        void *userdata, struct ao_error *reterr)
+{
+        struct status_job *s = ao_xcalloc(1, sizeof(*s));
+        *s = (struct status_job){done, userdata};
+        int r = helm_run(op, "history", ao_helm_args_history(release), release, on_status, s, reterr);
+        if (r < 0)
+                free(s);
+        return r;
+}
+
 const struct release_ops helm_binary_ops = {
     .name = "helm",
     .upgrade = helm_binary_upgrade,
@@ -592,6 +625,7 @@ void helm_done(struct operator_state *op)
         if (!op->helm)
                 return;
         ao_helm_free(op->helm->client);
+        helm_monitors_free(op);
         free(op->helm);
         op->helm = NULL;
 }

@@ -84,6 +84,8 @@ static int apply_outcome(struct call *c, const struct ao_hook_outcome *o, struct
 
 static void call_free(struct call *c)
 {
+        if (c->mod)
+                c->mod->busy--;
         free(c->binding_name);
         free(c->queue);
         free(c->activation);
@@ -136,7 +138,7 @@ static void on_hook_done(const struct ao_hook_outcome *o, void *userdata)
         if (ok && o->kubernetes_patch && c->op->kube) {
                 /* A failed operation fails the hook, so the hook's success waits for the cluster. */
                 c->result = o->result;
-                if (kube_apply_object_patches(c->op, o->kubernetes_patch, o->kubernetes_patch_len,
+                if (kube_apply_object_patches(c->op, c->mod, o->kubernetes_patch, o->kubernetes_patch_len,
                                               on_patches_applied, c, &err) >= 0)
                         return;
                 ok = false;
@@ -173,6 +175,8 @@ int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hoo
                                    .allow_failure = info->allow_failure,
                                    .done = done,
                                    .userdata = userdata};
+                if (mod)
+                        mod->busy++; /* the release monitor waits while a module hook runs */
                 struct ao_hook_run_request req = {
                     .mode = AO_HOOK_RUN_EVENT,
                     .hook_name = hook->name,

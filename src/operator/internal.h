@@ -40,6 +40,8 @@ struct ao_shutdown;
 struct ao_sandbox_profiles;
 struct operator_state;
 struct helm_state;
+struct release_monitor;
+struct ao_helm_manifest;
 struct schedule_set;
 struct operator_metrics;
 struct ao_http;
@@ -72,6 +74,8 @@ struct module {
         struct schedule_set *schedules; /* owned: its hooks' schedule bindings while enabled */
         struct hook_monitors *kube;     /* owned: its hooks' kubernetes monitors while enabled (kube.c) */
         bool crds_applied;              /* crds/ went to the cluster since the module was enabled */
+        unsigned busy;                  /* its module run or hooks running now (the release monitor waits) */
+        struct release_monitor *monitor; /* owned: release auto-healing (helm-monitor.c), with a cluster */
 };
 
 struct modules {
@@ -191,6 +195,28 @@ int helm_crd_operations(const struct operator_state *op, const struct module *mo
 /** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
 int helm_start(struct operator_state *op, struct ao_error *reterr);
 void helm_done(struct operator_state *op);
+
+struct ao_helm_revision;
+/* @last: the release's last revision (revision 0: no release), NULL with @error on failure. */
+typedef void helm_status_done(struct operator_state *op, const struct ao_helm_revision *last,
+                              const struct ao_error *error, void *userdata);
+/** `helm history` of @release. */
+int helm_release_status(struct operator_state *op, const char *release, helm_status_done *done, void *userdata,
+                        struct ao_error *reterr);
+
+/*
+ * helm-monitor.c: release auto-healing. After each helm step the module's rendered objects are
+ * checked every HELM_MONITOR_INTERVAL (plus jitter) while nothing of the module runs: a release
+ * that is not "deployed", or an object gone that the module's own hooks did not delete, queues
+ * a module run.
+ */
+void helm_monitor_start(struct operator_state *op, struct module *mod, struct ao_helm_manifest *manifest);
+void helm_monitor_stop(struct operator_state *op, struct module *mod);
+void helm_monitor_note_deleted(struct operator_state *op, struct module *mod, const char *kind, const char *ns,
+                               const char *name);
+/** The /module/resource-monitor debug dump: an array, one element per monitored module. */
+struct cJSON *helm_monitors_dump(struct operator_state *op);
+void helm_monitors_free(struct operator_state *op);
 
 /* ---- tasks ------------------------------------------------------------------------------------ */
 
@@ -380,7 +406,7 @@ typedef void kube_patches_done(const struct ao_error *error, void *userdata);
  * A parse error is returned at once (@done not called); otherwise @done runs once, from the loop.
  * At shutdown a run still going is cancelled and @done gets an error.
  */
-int kube_apply_object_patches(struct operator_state *op, const char *text, size_t len,
+int kube_apply_object_patches(struct operator_state *op, struct module *mod, const char *text, size_t len,
                               kube_patches_done *done, void *userdata, struct ao_error *reterr);
 struct ao_helm_manifest;
 /* @absent: "Kind namespace/name" of the first object missing, or NULL when all exist. */
@@ -391,7 +417,8 @@ typedef void kube_absent_done(struct operator_state *op, const char *absent, con
  * @default_ns). @done runs once, later; at shutdown with an error.
  */
 int kube_find_absent(struct operator_state *op, const struct ao_helm_manifest *m, const char *default_ns,
-                     kube_absent_done *done, void *userdata, struct ao_error *reterr);
+                     bool monitor /* the release monitors' client */, kube_absent_done *done, void *userdata,
+                     struct ao_error *reterr);
 /** TASK_KUBE_SYNC. */
 void kube_sync_task_handle(struct operator_state *op, struct ao_task *t);
 /** Queue the global Synchronization step (after the onStartup hooks). */

@@ -84,6 +84,7 @@ struct kube_state {
         struct ao_kube_config config;
         struct ao_kube_client *client;
         struct ao_kube_client *patcher_client; /* OBJECT_PATCHER_KUBE_CLIENT_* */
+        struct ao_kube_client *monitor_client; /* HELM_MONITOR_KUBE_CLIENT_*: release monitors */
         struct ao_lease *lease;                /* with ADDON_OPERATOR_HA */
         bool leader;
         struct patch_job *patch_jobs;
@@ -160,6 +161,12 @@ static void on_patcher_request(const char *method, const char *path, long status
                                uint64_t wait_usec, void *userdata)
 {
         observe_request(userdata, "object_patcher", method, path, status, latency_usec, wait_usec);
+}
+
+static void on_monitor_request(const char *method, const char *path, long status, uint64_t latency_usec,
+                               uint64_t wait_usec, void *userdata)
+{
+        observe_request(userdata, "helm_monitor", method, path, status, latency_usec, wait_usec);
 }
 
 static void register_metrics(struct operator_state *op)
@@ -777,7 +784,19 @@ static void on_patch_job_done(const struct ao_error *error, void *userdata)
         done(error, ud);
 }
 
-int kube_apply_object_patches(struct operator_state *op, const char *text, size_t len,
+/* What a module's hooks delete is no reason to heal its release (helm-monitor.c). */
+static void note_deletions(struct operator_state *op, struct module *mod,
+                           const struct ao_object_patch_ops *ops)
+{
+        for (size_t i = 0; mod && i < ops->n; i++) {
+                const struct ao_object_patch_op *o = &ops->items[i];
+                if (o->type == AO_OBJECT_PATCH_DELETE || o->type == AO_OBJECT_PATCH_DELETE_IN_BACKGROUND ||
+                    o->type == AO_OBJECT_PATCH_DELETE_NON_CASCADING)
+                        helm_monitor_note_deleted(op, mod, o->kind, o->namespace_, o->name);
+        }
+}
+
+int kube_apply_object_patches(struct operator_state *op, struct module *mod, const char *text, size_t len,
                               kube_patches_done *done, void *userdata, struct ao_error *reterr)
 {
         struct kube_state *k = op->kube;
@@ -785,6 +804,7 @@ int kube_apply_object_patches(struct operator_state *op, const char *text, size_
         int r = ao_object_patch_parse(text, len, &ops, reterr);
         if (r < 0)
                 return r;
+        note_deletions(op, mod, &ops);
         if (!k->discovery_ready) {
                 ao_object_patch_ops_done(&ops);
                 return ao_error_set(reterr, -EAGAIN,
@@ -850,7 +870,7 @@ static void on_presence_checked(const struct ao_kube_object_ref *absent, const s
 }
 
 int kube_find_absent(struct operator_state *op, const struct ao_helm_manifest *m, const char *default_ns,
-                     kube_absent_done *done, void *userdata, struct ao_error *reterr)
+                     bool monitor, kube_absent_done *done, void *userdata, struct ao_error *reterr)
 {
         struct kube_state *k = op->kube;
         if (!k->discovery_ready)
@@ -864,8 +884,8 @@ int kube_find_absent(struct operator_state *op, const struct ao_helm_manifest *m
         }
         struct presence_job *j = ao_xcalloc(1, sizeof(*j));
         *j = (struct presence_job){.op = op, .done = done, .userdata = userdata, .next = k->presence_jobs};
-        int r = ao_kube_find_absent(op->reactor, k->client, k->discovery, refs, m->n, 0, on_presence_checked,
-                                    j, &j->check, reterr);
+        int r = ao_kube_find_absent(op->reactor, monitor ? k->monitor_client : k->client, k->discovery, refs,
+                                    m->n, 0, on_presence_checked, j, &j->check, reterr);
         free(refs);
         if (r < 0) {
                 free(j);
@@ -930,6 +950,13 @@ int kube_start(struct operator_state *op, struct ao_error *reterr)
         r = ao_kube_client_new(op->reactor, &k->config, &patcher_options, &k->patcher_client, reterr);
         if (r < 0)
                 return r;
+        struct ao_kube_client_options monitor_options = {.qps = s->helm_monitor_qps,
+                                                         .burst = s->helm_monitor_burst,
+                                                         .observe = on_monitor_request,
+                                                         .observe_userdata = op};
+        r = ao_kube_client_new(op->reactor, &k->config, &monitor_options, &k->monitor_client, reterr);
+        if (r < 0)
+                return r;
         struct ao_informers_options inf_options = {.on_error = on_watch_error,
                                                    .userdata = op,
                                                    .backoff_scale_percent =
@@ -971,6 +998,7 @@ void kube_done(struct operator_state *op)
         ao_informers_free(k->informers);
         ao_kube_client_free(k->client);
         ao_kube_client_free(k->patcher_client);
+        ao_kube_client_free(k->monitor_client);
         ao_jq_cache_free(k->jq);
         ao_kube_discovery_free(k->discovery);
         ao_kube_discovery_free(k->refreshing);

@@ -83,11 +83,13 @@ static struct module_job *job_new(struct operator_state *op, struct ao_task *t, 
         struct module_job *j = ao_xcalloc(1, sizeof(*j));
         *j = (struct module_job){
             .op = op, .task = t, .mod = mod, .step = first, .started_usec = ao_clock_now_usec()};
+        mod->busy++;
         return j;
 }
 
 static void job_free(struct module_job *j)
 {
+        j->mod->busy--;
         free(j->hooks);
         free(j->syncs);
         free(j->checksum_before_after_helm);
@@ -332,6 +334,7 @@ static void module_deleted(struct module_job *j)
         kube_stop(j->op, mod);
         mod->started = false;
         mod->crds_applied = false;
+        helm_monitor_stop(j->op, mod);
         cJSON_Delete(mod->patches);
         mod->patches = cJSON_CreateArray();
         metrics_module_gone(j->op, mod->name);

@@ -28,7 +28,9 @@ is() { # is <got> <want> <description>
 
 like() { # like <got> <extended-regex> <description>
         tap_n=$((tap_n + 1))
-        if printf '%s' "$1" | grep -Eq -- "$2"; then
+        # A here-string, not a pipe: grep -q exits at the first match, and under pipefail the
+        # writer's SIGPIPE would turn a match into a failure.
+        if grep -Eq -- "$2" <<<"$1"; then
                 echo "ok $tap_n - $3"
         else
                 echo "not ok $tap_n - $3"
@@ -59,7 +61,7 @@ op_wait_for() {
         local line
         while IFS= read -r -t 20 -u "$OP_FD" line; do
                 OP_LOG+="$line"$'\n'
-                if printf '%s' "$line" | grep -Eq -- "$1"; then
+                if grep -Eq -- "$1" <<<"$line"; then
                         return 0
                 fi
         done

@@ -81,7 +81,7 @@ op_finish
 is "$OP_CODE" 0 "SIGTERM with twenty hooks running: exit code 0"
 like "$OP_LOG" "shutdown: SIGTERM received, stopping; 20 running" "the shutdown counts the running hooks"
 ok "$(pgrep -f 'sleep 300' >/dev/null; [ $? -ne 0 ]; echo $?)" "no hook process survives the grace period"
-ok "$(ps -eo stat,ppid | awk -v p="$OP_PID" '$1 ~ /^Z/ && $2 == p' | grep -q .; [ $? -ne 0 ]; echo $?)" "no zombies"
+ok "$(grep -q . <<<"$(ps -eo stat,ppid | awk -v p="$OP_PID" '$1 ~ /^Z/ && $2 == p')"; [ $? -ne 0 ]; echo $?)" "no zombies"
 is "$(find "$work/tmp" -mindepth 1 -not -path "$work/tmp/state*" | wc -l)" 0 "no temp files left"
 
 done_testing

@@ -24,6 +24,7 @@ wait_calls() { wait_for has_calls "$@"; } # wait_calls FILTER N: until N calls m
 last_call() { calls "$1" | tail -1; }
 release_json() { cat "$FAKE_HELM_DIR/releases/ao/$1.json" 2>/dev/null; }
 revisions() { release_json "$1" | jq '.revisions | length'; }
+revisions_are() { [ "$(revisions "$1")" = "$2" ]; }
 obj() { curl -s -o /dev/null -w '%{http_code}' "$api$1"; } # obj PATH: the HTTP status of a GET
 metrics() { curl -sf "http://127.0.0.1:$port/metrics"; }
 log_has() { op_wait_for "$1"; }
@@ -155,7 +156,7 @@ curl -sf -X DELETE "$api/api/v1/namespaces/ao/configmaps/chart-mod-cm" >/dev/nul
 kill -HUP "$OP_PID"
 log_has "module 'chart-mod': upgrading its release: ConfigMap ao/chart-mod-cm is missing from the cluster"
 ok $? "a deleted object of the release brings the upgrade back"
-wait_for test "$(revisions chart-mod)" = 2
+wait_for revisions_are chart-mod 2
 is "$(revisions chart-mod)" 2 "chart-mod: revision 2"
 like "$(metrics)" 'modules_absent_resources_total\{module="chart-mod",resource="ConfigMap ao/chart-mod-cm"\} 1' \
         "modules_absent_resources_total counts it"
@@ -164,7 +165,7 @@ fk POST /fake/objects '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":
 printf 'chartMod:\n  replicas: 3\n' >"$work/config.yaml"
 log_has "module 'chart-mod': upgrading its release: checksum [0-9a-f]{32}, was $sum"
 ok $? "new values, new render: upgrade"
-wait_for test "$(revisions chart-mod)" = 3
+wait_for revisions_are chart-mod 3
 is "$(release_json chart-mod | jq -r '.revisions[-1].manifest' | grep -c 'replicas: "3"')" 1 \
         "the new values reached the chart"
 
@@ -174,7 +175,7 @@ printf 'failed\n' >"$FAKE_HELM_DIR/status/tpl-only"
 kill -HUP "$OP_PID"
 log_has "module 'chart-mod': the last revision is pending-upgrade: deleting its record"
 ok $? "a pending revision is noticed"
-wait_for test "$(revisions chart-mod)" = 4
+wait_for revisions_are chart-mod 4
 is "$(fk GET /fake/requests | jq -r '.requests[] | select(.method=="DELETE") | .path' | grep -c '/api/v1/namespaces/ao/secrets/sh.helm.release.v1.chart-mod.v3')" 1 \
         "its storage Secret sh.helm.release.v1.chart-mod.v3 is deleted before the upgrade"
 wait_calls '"upgrade","tpl-only"' 2

@@ -67,7 +67,7 @@ ok $? "the operator converges with the ConfigMap as its config"
 like "$OP_LOG" 'config: ConfigMap ao/addon-operator \(watched\)' "the ConfigMap is named in the log"
 is "$(sed -n 1p "$work/logs/kmod")" '{"global":{"fromHook":"yes","x":1},"kmod":{"a":1}}' \
         "the module sees the ConfigMap's sections (and the start-up patch of the global hook)"
-global_has_hook_key() { cm_data global | grep -q '^fromHook: "yes"$'; }
+global_has_hook_key() { grep -q '^fromHook: "yes"$' <<<"$(cm_data global)"; }
 wait_for global_has_hook_key
 is "$(cm_data global)" "$(printf 'x: 1\nfromHook: "yes"')" "the hook's config patch is written back to the ConfigMap"
 is "$(cm_data kmod)" "a: 1" "other keys keep their text"
@@ -105,11 +105,11 @@ creator=$!
 for i in $(seq -w 1 100); do kpatch "{\"data\":{\"userKey$i\":\"v$i\"}}"; done
 wait "$creator"
 all_there() {
-        curl -sf "$api$cm_path" | python3 -c 'import json,sys
+        [ "$(curl -sf "$api$cm_path" | python3 -c 'import json,sys
 d = json.load(sys.stdin)["data"]
 users = sum(1 for i in range(1, 101) if d.get("userKey%03d" % i) == "v%03d" % i)
 seen = sum(1 for i in range(20) if ("seen_ev_%02d: true" % i) in d.get("global", ""))
-print(users, seen)' | grep -qx '100 20'
+print(users, seen)')" = "100 20" ]
 }
 wait_for all_there
 ok $? "all 100 keys of the other client and all 20 hook patches are in the ConfigMap"
@@ -119,7 +119,7 @@ like "$(cm_data global)" '^fromHook: "yes"' "the global section keeps what was t
 fk DELETE /fake/requests >/dev/null
 fk POST /fake/faults '{"method":"PATCH","path":"/namespaces/ao/configmaps/addon-operator$","action":"status","status":409,"count":1}' >/dev/null
 fk POST /fake/objects '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ev-99","namespace":"events"}}' >/dev/null
-seen_99() { cm_data global | grep -q '^seen_ev_99: true$'; }
+seen_99() { grep -q '^seen_ev_99: true$' <<<"$(cm_data global)"; }
 wait_for seen_99
 ok $? "after a 409 the patch is written again and lands"
 # (only the operator's requests: the test's own reads carry curl's User-Agent)

@@ -44,7 +44,7 @@ is "$(curl -s -w ' %{http_code}' "$url/readyz")" "Startup converge done.
 
 metrics=$(curl -s "$url/metrics")
 has() { # has <exact line> <description>
-        ok "$(printf '%s\n' "$metrics" | grep -qxF -- "$1"; echo $?)" "$2"
+        ok "$(grep -qxF -- "$1" <<<"$metrics"; echo $?)" "$2"
 }
 has 'addon_operator_global_hook_run_success_total{hook="hooks/metrics.sh",binding="onStartup",activation="OperatorStartup",queue="main"} 1' \
         "/metrics: global hook success, documented name"
