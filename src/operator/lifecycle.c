@@ -339,7 +339,8 @@ int lifecycle_start(struct operator_state *op)
                 r = metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers") : 0;
         if (r >= 0 && !s->local)
                 r = kube_start(op, &err);
-        if (r >= 0 && !s->local)
+        /* Releases need a cluster: without one they stay in the state directory (helm-local.c). */
+        if (r >= 0 && op->kube)
                 r = helm_start(op, &err);
         /* Probes and /metrics answer while the operator waits for the API server or the lease. */
         if (r >= 0)
