@@ -73,11 +73,11 @@ struct ao_settings {
         char *helm_bin_path; /* "helm" */
         bool helm3;          /* HELM3=yes forces helm 3 mode */
         char *helm_ignore_release;
-        int64_t helm_history_max;   /* 10 */
-        uint64_t helm_timeout_usec; /* 20m */
+        int64_t helm_history_max;            /* 10 */
+        uint64_t helm_timeout_usec;          /* 20m */
         uint64_t helm_monitor_interval_usec; /* 4m30s */
-        double helm_monitor_qps;    /* 5 */
-        int64_t helm_monitor_burst; /* 10 */
+        double helm_monitor_qps;             /* 5 */
+        int64_t helm_monitor_burst;          /* 10 */
 
         /* logging */
         enum ao_log_level log_level;   /* info */

@@ -67,14 +67,14 @@ struct module {
         struct ao_hook *hooks; /* owned, once loaded */
         size_t n_hooks;
         bool hooks_loaded;
-        bool enabled;                   /* by the last discovery */
-        bool started;                   /* a module run succeeded since it was enabled: onStartup done */
-        struct cJSON *patches;          /* owned: stored memory patch operations (array) */
-        struct ao_throttle *throttles;  /* owned: one per hook */
-        struct schedule_set *schedules; /* owned: its hooks' schedule bindings while enabled */
-        struct hook_monitors *kube;     /* owned: its hooks' kubernetes monitors while enabled (kube.c) */
-        bool crds_applied;              /* crds/ went to the cluster since the module was enabled */
-        unsigned busy;                  /* its module run or hooks running now (the release monitor waits) */
+        bool enabled;                    /* by the last discovery */
+        bool started;                    /* a module run succeeded since it was enabled: onStartup done */
+        struct cJSON *patches;           /* owned: stored memory patch operations (array) */
+        struct ao_throttle *throttles;   /* owned: one per hook */
+        struct schedule_set *schedules;  /* owned: its hooks' schedule bindings while enabled */
+        struct hook_monitors *kube;      /* owned: its hooks' kubernetes monitors while enabled (kube.c) */
+        bool crds_applied;               /* crds/ went to the cluster since the module was enabled */
+        unsigned busy;                   /* its module run or hooks running now (the release monitor waits) */
         struct release_monitor *monitor; /* owned: release auto-healing (helm-monitor.c), with a cluster */
 };
 
@@ -201,8 +201,8 @@ struct ao_helm_revision;
 typedef void helm_status_done(struct operator_state *op, const struct ao_helm_revision *last,
                               const struct ao_error *error, void *userdata);
 /** `helm history` of @release. */
-int helm_release_status(struct operator_state *op, const char *release, helm_status_done *done, void *userdata,
-                        struct ao_error *reterr);
+int helm_release_status(struct operator_state *op, const char *release, helm_status_done *done,
+                        void *userdata, struct ao_error *reterr);
 
 /*
  * helm-monitor.c: release auto-healing. After each helm step the module's rendered objects are
@@ -212,8 +212,8 @@ int helm_release_status(struct operator_state *op, const char *release, helm_sta
  */
 void helm_monitor_start(struct operator_state *op, struct module *mod, struct ao_helm_manifest *manifest);
 void helm_monitor_stop(struct operator_state *op, struct module *mod);
-void helm_monitor_note_deleted(struct operator_state *op, struct module *mod, const char *kind, const char *ns,
-                               const char *name);
+void helm_monitor_note_deleted(struct operator_state *op, struct module *mod, const char *kind,
+                               const char *ns, const char *name);
 /** The /module/resource-monitor debug dump: an array, one element per monitored module. */
 struct cJSON *helm_monitors_dump(struct operator_state *op);
 void helm_monitors_free(struct operator_state *op);
