@@ -106,6 +106,14 @@ static void job_fail(struct upgrade_job *j, int code, const char *message)
         job_end(j, &err);
 }
 
+/* The job's next helm call; @args is consumed. A call that cannot start fails the job. */
+static void job_helm(struct upgrade_job *j, const char *what, char **args, helm_step *next)
+{
+        struct ao_error err = {0};
+        if (helm_run(j->op, what, args, j->mod->name, next, j, &err) < 0)
+                job_fail(j, err.code, err.msg);
+}
+
 /* A line about the job's module: @fmt has a %s for the module's name, then one for @arg. */
 #define log_module(j, level, fmt, arg) \
         ao_log_with((level), AO_LOG_FIELDS({"module", (j)->mod->name}), fmt, (j)->mod->name, (arg))
@@ -139,10 +147,8 @@ static void upgrade(struct upgrade_job *j, const char *why)
                                     .labels = labels,
                                     .history_max = (int) op->settings->helm_history_max,
                                     .timeout_usec = op->settings->helm_timeout_usec};
-        struct ao_error err = {0};
         j->upgrade_started_usec = ao_clock_now_usec();
-        if (helm_run(op, "upgrade", ao_helm_args_upgrade(&u), j->mod->name, on_upgraded, j, &err) < 0)
-                job_fail(j, err.code, err.msg);
+        job_helm(j, "upgrade", ao_helm_args_upgrade(&u), on_upgraded);
 }
 
 static void on_presence(struct operator_state *op, const char *absent, const struct ao_error *error,
@@ -213,10 +219,7 @@ static void on_values(struct operator_state *op, const struct ao_helm_result *re
 
 static void get_values(struct upgrade_job *j)
 {
-        struct ao_error err = {0};
-        if (helm_run(j->op, "get values", ao_helm_args_get_values(j->mod->name), j->mod->name, on_values, j,
-                     &err) < 0)
-                job_fail(j, err.code, err.msg);
+        job_helm(j, "get values", ao_helm_args_get_values(j->mod->name), on_values);
 }
 
 static void on_storage_deleted(const struct ao_error *error, void *userdata)
@@ -270,7 +273,6 @@ static void on_failed_release_removed(struct operator_state *op, const struct ao
 static void decide(struct upgrade_job *j)
 {
         struct operator_state *op = j->op;
-        struct ao_error err = {0};
         const char *status = j->last.status;
         if (j->last.revision == 0 || strcmp(status, "uninstalled") == 0) {
                 upgrade(j, "no release yet");
@@ -282,10 +284,9 @@ static void decide(struct upgrade_job *j)
                 metrics_helm_redeployed(op, j->mod);
                 log_module(j, AO_LOG_WARN, "module '%s': its only revision %s: uninstalling it first",
                            status);
-                if (helm_run(op, "uninstall",
-                             ao_helm_args_uninstall(j->mod->name, op->settings->helm_timeout_usec),
-                             j->mod->name, on_failed_release_removed, j, &err) < 0)
-                        job_fail(j, err.code, err.msg);
+                job_helm(j, "uninstall",
+                         ao_helm_args_uninstall(j->mod->name, op->settings->helm_timeout_usec),
+                         on_failed_release_removed);
         } else if (strcasecmp(status, "deployed") != 0) {
                 metrics_helm_redeployed(op, j->mod);
                 _cleanup_free_ char *why = ao_xasprintf("its last revision is %s", status);
@@ -328,17 +329,12 @@ static void on_history(struct operator_state *op, const struct ao_helm_result *r
                 job_fail(j, err.code, err.msg);
                 return;
         }
-        if (helm_run(op, "template", ao_helm_args_template(j->mod->name, j->chart, j->values_file),
-                     j->mod->name, on_rendered, j, &err) < 0)
-                job_fail(j, err.code, err.msg);
+        job_helm(j, "template", ao_helm_args_template(j->mod->name, j->chart, j->values_file), on_rendered);
 }
 
 static void release_state(struct upgrade_job *j)
 {
-        struct ao_error err = {0};
-        if (helm_run(j->op, "history", ao_helm_args_history(j->mod->name), j->mod->name, on_history, j,
-                     &err) < 0)
-                job_fail(j, err.code, err.msg);
+        job_helm(j, "history", ao_helm_args_history(j->mod->name), on_history);
 }
 
 static void on_crds_applied(const struct ao_error *error, void *userdata)

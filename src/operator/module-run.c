@@ -109,6 +109,14 @@ static void job_finish(struct module_job *j, enum ao_task_result result)
         ao_task_finish(t, result);
 }
 
+/* A step failed: the task fails and is retried by its queue. */
+static void job_failed(struct module_job *j, const char *message)
+{
+        ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}), "module '%s': %s", j->mod->name,
+                    message);
+        job_finish(j, AO_TASK_FAIL);
+}
+
 static int compare_by_order(const void *a, const void *b, void *userdata)
 {
         enum ao_binding_type type = *(const enum ao_binding_type *) userdata;
@@ -248,9 +256,7 @@ static void on_released(struct operator_state *op, const struct ao_error *error,
 {
         struct module_job *j = userdata;
         if (error) {
-                ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}), "module '%s': %s",
-                            j->mod->name, error->msg);
-                job_finish(j, AO_TASK_FAIL);
+                job_failed(j, error->msg);
                 return;
         }
         const struct module_task *mt = ao_task_payload(j->task);
@@ -290,9 +296,7 @@ static void on_release_removed(struct operator_state *op, const struct ao_error 
         (void) op;
         struct module_job *j = userdata;
         if (error) {
-                ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}), "module '%s': %s",
-                            j->mod->name, error->msg);
-                job_finish(j, AO_TASK_FAIL);
+                job_failed(j, error->msg);
                 return;
         }
         enter_step(j, STEP_AFTER_DELETE_HELM);
@@ -367,11 +371,8 @@ static void job_step(struct module_job *j)
                         break;
                 case STEP_HELM:
                         /* The release step calls back (maybe at once); nothing of @j is touched after. */
-                        if (release(j, &err) < 0) {
-                                ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}),
-                                            "module '%s': %s", j->mod->name, err.msg);
-                                job_finish(j, AO_TASK_FAIL);
-                        }
+                        if (release(j, &err) < 0)
+                                job_failed(j, err.msg);
                         return;
                 case STEP_AFTER_HELM:
                         module_run_done(j);
@@ -384,10 +385,8 @@ static void job_step(struct module_job *j)
                                 enter_step(j, STEP_AFTER_DELETE_HELM);
                                 break;
                         }
-                        if (j->op->releases->remove(j->op, j->mod->name, on_release_removed, j, &err) < 0) {
-                                ao_log(AO_LOG_ERROR, "module '%s': %s", j->mod->name, err.msg);
-                                job_finish(j, AO_TASK_FAIL);
-                        }
+                        if (j->op->releases->remove(j->op, j->mod->name, on_release_removed, j, &err) < 0)
+                                job_failed(j, err.msg);
                         return;
                 case STEP_AFTER_DELETE_HELM:
                         module_deleted(j);
@@ -429,9 +428,7 @@ static void on_release_known(struct operator_state *op, int exists, const struct
         (void) op;
         struct module_job *j = userdata;
         if (exists < 0) {
-                ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}), "module '%s': %s",
-                            j->mod->name, error ? error->msg : "cannot tell whether the release exists");
-                job_finish(j, AO_TASK_FAIL);
+                job_failed(j, error ? error->msg : "cannot tell whether the release exists");
                 return;
         }
         j->has_release = exists > 0;
@@ -452,10 +449,8 @@ void module_task_handle(struct operator_state *op, struct ao_task *t)
         case TASK_MODULE_DELETE: {
                 struct module_job *j = job_new(op, t, mt->module, STEP_BEFORE_DELETE_HELM);
                 struct ao_error err = {0};
-                if (op->releases->exists(op, mt->module->name, on_release_known, j, &err) < 0) {
-                        ao_log(AO_LOG_ERROR, "module '%s': %s", mt->module->name, err.msg);
-                        job_finish(j, AO_TASK_FAIL);
-                }
+                if (op->releases->exists(op, mt->module->name, on_release_known, j, &err) < 0)
+                        job_failed(j, err.msg);
                 return;
         }
         default:
