@@ -1,0 +1,225 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# End to end against a real kube-apiserver (tests/cluster: Debian's kubernetes 1.20 source, Debian's
+# etcd) with the real helm 3.17.2 and kubectl: kubernetes bindings on ConfigMaps, Namespaces, Pods
+# and a CRD with exact binding contexts; the ConfigMap config store edited with kubectl, config
+# patches written back; object patches visible with kubectl; helm install, de-duplication,
+# auto-healing after `kubectl delete`, uninstall on disable; an apiserver killed and restarted and
+# an etcd compaction (410 Gone) without a lost event. The operator runs as the service account
+# user with the RBAC below. AO_SKIP_REAL_CLUSTER=1 skips it (no npm registry, no deb-src).
+set -uo pipefail
+. "$(dirname "$0")/tap.sh"
+
+if [ -n "${AO_SKIP_REAL_CLUSTER:-}" ]; then
+        echo "1..0 # SKIP AO_SKIP_REAL_CLUSTER is set"
+        exit 0
+fi
+here=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d /tmp/test-real-cluster.XXXXXX)
+cleanup() {
+        [ -n "${OP_PID:-}" ] && kill -TERM "$OP_PID" 2>/dev/null
+        bash "$here/tests/cluster/cluster.sh" stop "$work/c" >/dev/null 2>&1
+        rm -rf "$work"
+}
+trap cleanup EXIT
+
+HELM=$(bash "$here/tests/helpers/get-helm.sh") && KUBECTL=$(bash "$here/tests/cluster/get-kubectl.sh")
+ok $? "the real helm and kubectl are there"
+bash "$here/tests/cluster/cluster.sh" start "$work/c" >"$work/cluster-start.log" 2>&1
+ok $? "etcd and kube-apiserver start" || tail -20 "$work/cluster-start.log" | sed 's/^/# /'
+. "$work/c/env"
+mkdir -p "$work/home" "$work/logs"
+k() { HOME="$work/home" "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
+h() { HOME="$work/home" "$HELM" --kubeconfig "$KUBECONFIG_ADMIN" --namespace ao "$@"; }
+
+# The operator's service account may do what the operator does (deploy/ will ship the same).
+k apply -f - >/dev/null <<'EOF'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: addon-operator}
+rules:
+- apiGroups: ["*"]
+  resources: ["*"]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: addon-operator}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: addon-operator}
+subjects:
+- {kind: User, name: "system:serviceaccount:ao:addon-operator"}
+EOF
+k apply -f - >/dev/null <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+EOF
+k wait --for=condition=Established crd/widgets.example.com --timeout=30s >/dev/null
+ok $? "RBAC and a CRD are in place"
+k -n ao create configmap seed --from-literal=k=v >/dev/null
+k -n ao label configmap seed e2e=yes >/dev/null
+k create -f - >/dev/null <<'EOF'
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w1, namespace: ao}
+spec: {size: 1}
+EOF
+
+# ---- hooks and a module ----------------------------------------------------------------------------
+hook() { # hook PATH CONFIG [BODY]: record each binding context array in logs/<name>.log, then run BODY
+        mkdir -p "$(dirname "$work/$1")"
+        cat >"$work/$1" <<EOF
+#!/bin/bash
+if [ "\$1" = --config ]; then echo '$2'; exit 0; fi
+cat "\$BINDING_CONTEXT_PATH" >>"$work/logs/\$(basename "\$0").log"
+${3:-}
+EOF
+        chmod +x "$work/$1"
+}
+hook global/hooks/watch.sh '{"configVersion":"v1","kubernetes":[{"name":"cms","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["ao"]}},"labelSelector":{"matchLabels":{"e2e":"yes"}},"jqFilter":".data","keepFullObjectsInMemory":false},{"name":"widgets","apiVersion":"example.com/v1","kind":"Widget","namespace":{"nameSelector":{"matchNames":["ao"]}},"jqFilter":".spec","keepFullObjectsInMemory":false},{"name":"nss","kind":"Namespace","nameSelector":{"matchNames":["e2e-ns"]},"jqFilter":".metadata.name","keepFullObjectsInMemory":false}]}'
+# Pods: each new one gets a ConfigMap made by the object patcher.
+hook global/hooks/pods.sh '{"configVersion":"v1","kubernetes":[{"name":"pods","kind":"Pod","namespace":{"nameSelector":{"matchNames":["ao"]}},"executeHookOnEvent":["Added"],"jqFilter":".metadata.name","keepFullObjectsInMemory":false}]}' \
+        'jq -c ".[] | select(.type == \"Event\") | {operation: \"CreateOrUpdate\", object: {apiVersion: \"v1\", kind: \"ConfigMap\", metadata: {name: (\"pod-seen-\" + .filterResult), namespace: \"ao\"}}}" "$BINDING_CONTEXT_PATH" >"$KUBERNETES_PATCH_PATH"'
+# A config patch from a hook is written back to the ConfigMap.
+hook global/hooks/startup.sh '{"configVersion":"v1","onStartup":1}' \
+        'echo "[{\"op\":\"add\",\"path\":\"/global/fromHook\",\"value\":\"yes\"}]" >"$CONFIG_VALUES_JSON_PATCH_PATH"'
+m="$work/modules/010-web"
+mkdir -p "$m/templates"
+printf 'apiVersion: v2\nname: web\nversion: 0.0.1\n' >"$m/Chart.yaml"
+printf 'web:\n  greeting: hello\n' >"$m/values.yaml"
+cat >"$m/templates/objects.yaml" <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-config
+data:
+  greeting: {{ .Values.web.greeting | quote }}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports: [{port: 80}]
+EOF
+k -n ao create configmap addon-operator --from-literal=global='{}' --from-literal=webEnabled=true \
+        --from-literal=web='greeting: hi' >/dev/null
+
+# ---- start ------------------------------------------------------------------------------------------------
+op_start KUBE_CONFIG="$KUBECONFIG_OPERATOR" ADDON_OPERATOR_NAMESPACE=ao HELM_BIN_PATH="$HELM" HOME="$work/home" \
+        MODULES_DIR="$work/modules" GLOBAL_HOOKS_DIR="$work/global" ADDON_OPERATOR_TMP_DIR="$work/tmp" \
+        ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 HELM_MONITOR_INTERVAL=2s \
+        LOG_NO_TIME=true -- start
+op_wait_for "first converge done"
+ok $? "the operator converges against the real API server" || printf '%s' "$OP_LOG" | tail -20 | sed 's/^/# /'
+
+contexts() { # contexts FILE: one context per line
+        [ -f "$1" ] || return 0
+        python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    for c in json.loads(l): print(json.dumps(c, separators=(",", ":"), sort_keys=True))' "$1"
+}
+has_line() { grep -qxF -- "$2" <<<"$(contexts "$1")"; }
+wait_context() { wait_for has_line "$work/logs/$1" "$2"; } # wait_context HOOK CONTEXT: until it was given
+wait_for() { local i; for i in $(seq 600); do "$@" && return 0; read -r -t 0.05 <> <(:) || true; done; return 1; }
+
+wait_context watch.sh.log '{"binding":"cms","objects":[{"filterResult":{"k":"v"}}],"type":"Synchronization"}'
+ok $? "Synchronization: the labelled ConfigMap, filtered"
+wait_context watch.sh.log '{"binding":"widgets","objects":[{"filterResult":{"size":1}}],"type":"Synchronization"}'
+ok $? "Synchronization: the custom resource"
+wait_context watch.sh.log '{"binding":"nss","objects":[],"type":"Synchronization"}'
+ok $? "Synchronization: no namespace yet"
+
+# ---- events -----------------------------------------------------------------------------------------------
+k -n ao create configmap e2e-a --from-literal=a=1 >/dev/null && k -n ao label configmap e2e-a e2e=yes >/dev/null
+wait_context watch.sh.log '{"binding":"cms","filterResult":{"a":"1"},"type":"Event","watchEvent":"Added"}'
+ok $? "kubectl create + label: Added (the label selector goes to the server)"
+k -n ao patch configmap e2e-a -p '{"data":{"a":"2"}}' >/dev/null
+wait_context watch.sh.log '{"binding":"cms","filterResult":{"a":"2"},"type":"Event","watchEvent":"Modified"}'
+ok $? "kubectl patch: Modified with the new filter result"
+k -n ao delete configmap e2e-a >/dev/null
+wait_context watch.sh.log '{"binding":"cms","filterResult":{"a":"2"},"type":"Event","watchEvent":"Deleted"}'
+ok $? "kubectl delete: Deleted"
+k create namespace e2e-ns >/dev/null
+wait_context watch.sh.log '{"binding":"nss","filterResult":"e2e-ns","type":"Event","watchEvent":"Added"}'
+ok $? "a Namespace by name"
+k -n ao patch widget w1 --type merge -p '{"spec":{"size":2}}' >/dev/null
+wait_context watch.sh.log '{"binding":"widgets","filterResult":{"size":2},"type":"Event","watchEvent":"Modified"}'
+ok $? "a custom resource changed"
+
+# ---- object patches, config patches ---------------------------------------------------------------------
+k -n ao run p1 --image=example.invalid/none --restart=Never >/dev/null
+cm_exists() { k -n ao get configmap "$1" >/dev/null 2>&1; }
+wait_for cm_exists pod-seen-p1
+ok $? "a Pod event: the hook's CreateOrUpdate is visible with kubectl"
+global_key() { k -n ao get configmap addon-operator -o jsonpath='{.data.global}'; }
+has_from_hook() { grep -q 'fromHook: "yes"' <<<"$(global_key)"; }
+wait_for has_from_hook
+ok $? "the onStartup hook's config patch is written back to the ConfigMap"
+
+# ---- helm ----------------------------------------------------------------------------------------------
+release_status() { h history web --max 1 -o json 2>/dev/null | jq -r '.[-1] | "\(.revision) \(.status)"'; }
+is "$(release_status)" "1 deployed" "helm installed the module's release"
+is "$(k -n ao get configmap web-config -o jsonpath='{.data.greeting}')" "hi" \
+        "its objects carry the values from the ConfigMap config"
+is "$(h get values web -o json | jq -r '._addonOperatorModuleChecksum | length')" 32 "the checksum is recorded"
+kill -HUP "$OP_PID"
+op_wait_for "module 'web': release unchanged"
+ok $? "a reload with the same values: no upgrade"
+is "$(release_status)" "1 deployed" "still revision 1"
+
+k -n ao patch configmap addon-operator -p '{"data":{"web":"greeting: bonjour"}}' >/dev/null
+greeting_is() { [ "$(k -n ao get configmap web-config -o jsonpath='{.data.greeting}' 2>/dev/null)" = "$1" ]; }
+wait_for greeting_is bonjour
+ok $? "kubectl edits the module's section: the module runs and helm upgrades"
+is "$(release_status)" "2 deployed" "revision 2"
+
+k -n ao delete configmap web-config >/dev/null
+op_wait_for "module 'web': ConfigMap ao/web-config of its release is missing: running it again"
+ok $? "auto-healing notices the deleted object"
+wait_for cm_exists web-config
+ok $? "and the module run brings it back"
+is "$(release_status)" "3 deployed" "with revision 3"
+
+# ---- the API server restarted, etcd compacted ----------------------------------------------------------------
+bash "$here/tests/cluster/cluster.sh" restart-apiserver "$work/c" >>"$work/cluster-start.log" 2>&1
+ok $? "kube-apiserver killed and started again"
+k -n ao create configmap e2e-b --from-literal=b=1 >/dev/null && k -n ao label configmap e2e-b e2e=yes >/dev/null
+wait_context watch.sh.log '{"binding":"cms","filterResult":{"b":"1"},"type":"Event","watchEvent":"Added"}'
+ok $? "after the restart, events flow again"
+k -n ao delete configmap e2e-b >/dev/null
+wait_context watch.sh.log '{"binding":"cms","filterResult":{"b":"1"},"type":"Event","watchEvent":"Deleted"}'
+ok $? "and the deletion too"
+
+# A write no informer sees moves etcd's revision past what the watches last saw; compacted, that
+# revision is gone, so the watches resume from a resourceVersion the server no longer has.
+k -n default create secret generic rv-bump --from-literal=x=1 >/dev/null
+bash "$here/tests/cluster/cluster.sh" compact "$work/c" >/dev/null 2>&1 &&
+        bash "$here/tests/cluster/cluster.sh" restart-apiserver "$work/c" >>"$work/cluster-start.log" 2>&1
+ok $? "etcd compacted, kube-apiserver restarted (its watch cache starts after the compaction)"
+k -n ao create configmap e2e-c --from-literal=c=1 >/dev/null && k -n ao label configmap e2e-c e2e=yes >/dev/null
+wait_context watch.sh.log '{"binding":"cms","filterResult":{"c":"1"},"type":"Event","watchEvent":"Added"}'
+ok $? "after the compaction, no event is lost"
+op_wait_for "informer .*configmaps.*: resourceVersion [0-9]+ is too old \(410\), listing again"
+ok $? "the watch got 410 Gone from the real server and the informer listed again" || grep -a informer <<<"$OP_LOG" | tail -8 | sed "s/^/# /"
+
+# ---- disable -----------------------------------------------------------------------------------------------
+k -n ao patch configmap addon-operator -p '{"data":{"webEnabled":"false"}}' >/dev/null
+op_wait_for "release 'web' uninstalled"
+ok $? "the module disabled in the ConfigMap: helm uninstall"
+is "$(h list -a -o json | jq -r 'map(.name) | join(",")')" "" "no release is left"
+
+kill -TERM "$OP_PID"
+op_finish
+is "$OP_CODE" 0 "the operator stops cleanly"
+done_testing
