@@ -17,6 +17,7 @@
 
 #include "ao-build-config.h"
 #include "ao/debug.h"
+#include "ao/lint.h"
 #include "ao/operator.h"
 #include "ao/settings.h"
 #include "ao/tool.h"
@@ -50,6 +51,7 @@ static int cmd_help(const struct ao_cli *cli);
 
 static const struct command commands[] = {
     {{"start", NULL}, "run the operator (the default)", ao_operator_run},
+    {{"lint", NULL}, "check the modules and global hooks without running them (docs/LINT.md)", ao_lint_main},
     {{"version", NULL}, "print the version and the libraries in use", cmd_version},
     {{"help", NULL}, "print this help", cmd_help},
 };

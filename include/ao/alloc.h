@@ -8,6 +8,7 @@
  * from outside is capped by its caller before it gets here.
  */
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include "ao/macro.h"
@@ -21,3 +22,4 @@ char *ao_xstrdup(const char *s);
 char *ao_xstrndup(const char *s, size_t n);
 /** A formatted string, malloc'd. */
 char *ao_xasprintf(const char *fmt, ...) _printf_(1, 2);
+char *ao_xvasprintf(const char *fmt, va_list ap) _printf_(1, 0);

@@ -36,9 +36,17 @@ struct ao_hook_path {
         char *name; /* owned: see above */
 };
 
+/** A file or directory discovery left out (and logged), with why: "is not executable (chmod +x ...)". */
+struct ao_hook_skip {
+        char *path;   /* owned */
+        char *reason; /* owned */
+};
+
 struct ao_hook_paths {
         struct ao_hook_path *items; /* owned, sorted by name */
         size_t n;
+        struct ao_hook_skip *skipped; /* owned, in walk order */
+        size_t n_skipped;
 };
 
 /**

@@ -74,6 +74,13 @@ enum ao_values_key_kind ao_values_key_classify(const char *key, char **ret_modul
  */
 void ao_values_merge(struct cJSON *dst, const struct cJSON *src);
 
+/**
+ * Read a values.yaml: a mapping, or {} when the file is missing, empty or
+ * only `null`. Anything else is an error naming the file (and, for YAML
+ * errors, the line and column). @ret is a new object.
+ */
+int ao_values_file_load(const char *path, struct cJSON **ret, struct ao_error *reterr);
+
 struct ao_schema;
 
 /**

@@ -27,8 +27,19 @@ struct walk {
         enum ao_hook_kind kind;
         struct ao_hook_path *items;
         size_t n, cap;
+        struct ao_hook_skip *skipped;
+        size_t n_skipped;
         struct ancestry ancestry;
 };
+
+/* Leave @full out: logged for the operator, recorded for `addon-operator lint`. */
+static void skip(struct walk *w, const char *full, const char *reason)
+{
+        ao_log(AO_LOG_WARN, "hooks: '%s' %s, ignoring", full, reason);
+        w->skipped = ao_xreallocarray(w->skipped, w->n_skipped + 1, sizeof(*w->skipped));
+        w->skipped[w->n_skipped++] =
+            (struct ao_hook_skip){.path = ao_xstrdup(full), .reason = ao_xstrdup(reason)};
+}
 
 static const char *const skipped_extensions[] = {".yaml", ".json", ".md", ".txt"};
 
@@ -84,19 +95,21 @@ static int visit(struct walk *w, const char *rel, const char *name, struct ao_er
         struct stat st;
         if (stat(full, &st) < 0) {
                 /* A dangling symlink, or a file removed while we walk. */
-                ao_log(AO_LOG_WARN, "hooks: cannot stat '%s': %s, ignoring", full, strerror(errno));
+                _cleanup_free_ char *why = ao_xasprintf("cannot be read: %s", strerror(errno));
+                skip(w, full, why);
                 return 0;
         }
         if (S_ISDIR(st.st_mode)) {
                 if (is_skipped_dir(w, name))
                         return 0;
                 if (in_ancestry(&w->ancestry, &st)) {
-                        ao_log(AO_LOG_WARN, "hooks: '%s' leads back to a directory above it, ignoring", full);
+                        skip(w, full, "leads back to a directory above it");
                         return 0;
                 }
                 if (w->ancestry.depth > AO_HOOKS_MAX_DEPTH) {
-                        ao_log(AO_LOG_WARN, "hooks: '%s' is more than %d levels deep, ignoring", full,
-                               AO_HOOKS_MAX_DEPTH);
+                        _cleanup_free_ char *why =
+                            ao_xasprintf("is more than %d levels deep", AO_HOOKS_MAX_DEPTH);
+                        skip(w, full, why);
                         return 0;
                 }
                 w->ancestry.dev[w->ancestry.depth] = st.st_dev;
@@ -109,7 +122,7 @@ static int visit(struct walk *w, const char *rel, const char *name, struct ao_er
         if (!S_ISREG(st.st_mode) || has_skipped_extension(name))
                 return 0;
         if (!(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH))) {
-                ao_log(AO_LOG_WARN, "hooks: '%s' is not executable (chmod +x is required), ignoring", full);
+                skip(w, full, "is not executable (chmod +x is required)");
                 return 0;
         }
         return add_hook(w, child_rel, reterr);
@@ -183,7 +196,8 @@ int ao_hooks_discover(const char *root, enum ao_hook_kind kind, struct ao_hook_p
         w.ancestry.ino[0] = st.st_ino;
         w.ancestry.depth = 1;
         int r = walk_dir(&w, "", reterr);
-        struct ao_hook_paths found = {.items = w.items, .n = w.n};
+        struct ao_hook_paths found = {
+            .items = w.items, .n = w.n, .skipped = w.skipped, .n_skipped = w.n_skipped};
         if (r < 0) {
                 ao_hook_paths_done(&found);
                 return r;
@@ -201,5 +215,10 @@ void ao_hook_paths_done(struct ao_hook_paths *paths)
                 free(paths->items[i].name);
         }
         free(paths->items);
+        for (size_t i = 0; i < paths->n_skipped; i++) {
+                free(paths->skipped[i].path);
+                free(paths->skipped[i].reason);
+        }
+        free(paths->skipped);
         *paths = (struct ao_hook_paths){0};
 }

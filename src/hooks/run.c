@@ -217,6 +217,18 @@ static void env_set(struct env_builder *b, const char *name, const char *dir, co
         b->owned[b->n_owned++] = entry;
 }
 
+/*
+ * The child starts in its hook's directory, so a path relative to ours
+ * (MODULES_DIR=modules) would name nothing there: make it absolute.
+ */
+static char *absolute_path(const char *path)
+{
+        if (path[0] == '/')
+                return ao_xstrdup(path);
+        _cleanup_free_ char *cwd = getcwd(NULL, 0);
+        return cwd ? ao_xasprintf("%s/%s", cwd, path) : ao_xstrdup(path);
+}
+
 /* The operator's environment plus the paths this mode hands over. */
 static void build_env(const struct hook_run *run, const struct ao_hook_run_request *req,
                       struct env_builder *b)
@@ -227,8 +239,10 @@ static void build_env(const struct hook_run *run, const struct ao_hook_run_reque
         b->owned = ao_xcalloc(AO_ARRAY_SIZE(protocol_variables), sizeof(char *));
         memcpy(b->env, runner->base_env, runner->n_base_env * sizeof(char *));
         b->n = runner->n_base_env;
-        if (req->working_dir)
-                env_set(b, "WORKING_DIR", req->working_dir, NULL);
+        if (req->working_dir) {
+                _cleanup_free_ char *working_dir = absolute_path(req->working_dir);
+                env_set(b, "WORKING_DIR", working_dir, NULL);
+        }
         if (req->mode == AO_HOOK_RUN_CONFIG)
                 return;
         env_set(b, "VALUES_PATH", run->dir, INPUT_VALUES);
@@ -347,11 +361,11 @@ static int spawn(struct hook_run *run, const struct ao_hook_run_request *req, st
         }
         struct env_builder env = {0};
         build_env(run, req, &env);
-        _cleanup_free_ char *cwd = directory_of(req->path);
-        char *argv[] = {(char *) req->path, req->mode == AO_HOOK_RUN_CONFIG ? (char *) "--config" : NULL,
-                        NULL};
+        _cleanup_free_ char *path = absolute_path(req->path);
+        _cleanup_free_ char *cwd = directory_of(path);
+        char *argv[] = {path, req->mode == AO_HOOK_RUN_CONFIG ? (char *) "--config" : NULL, NULL};
         struct ao_proc_spec spec = {
-            .path = req->path,
+            .path = path,
             .argv = argv,
             .envp = env.env,
             .cwd = cwd,

@@ -18,29 +18,6 @@
 #include "ao/yaml.h"
 #include "internal.h"
 
-/* A values.yaml: a mapping, or nothing (missing or empty file). */
-static int load_values_file(const char *path, cJSON **ret, struct ao_error *reterr)
-{
-        if (access(path, F_OK) < 0) {
-                *ret = cJSON_CreateObject();
-                return 0;
-        }
-        cJSON *doc = NULL;
-        int r = ao_yaml_load_file(path, &doc, reterr);
-        if (r < 0)
-                return r;
-        if (cJSON_IsNull(doc)) {
-                cJSON_Delete(doc);
-                doc = cJSON_CreateObject();
-        }
-        if (!cJSON_IsObject(doc)) {
-                cJSON_Delete(doc);
-                return ao_error_set(reterr, -EINVAL, "%s: the document must be a mapping", path);
-        }
-        *ret = doc;
-        return 0;
-}
-
 static bool is_dir(const char *path)
 {
         struct stat st;
@@ -67,7 +44,7 @@ static int load_own_values(struct module *mod, struct ao_error *reterr)
 {
         _cleanup_free_ char *path = ao_xasprintf("%s/values.yaml", mod->dir);
         cJSON *doc = NULL;
-        int r = load_values_file(path, &doc, reterr);
+        int r = ao_values_file_load(path, &doc, reterr);
         if (r < 0)
                 return r;
         mod->own_values = cJSON_DetachItemFromObjectCaseSensitive(doc, mod->values_key);
@@ -128,7 +105,7 @@ static int add_common_values(struct modules *m, const char *dir, struct ao_error
 {
         _cleanup_free_ char *path = ao_xasprintf("%s/values.yaml", dir);
         cJSON *doc = NULL;
-        int r = load_values_file(path, &doc, reterr);
+        int r = ao_values_file_load(path, &doc, reterr);
         if (r < 0)
                 return r;
         m->common_values = ao_xreallocarray(m->common_values, m->n_common_values + 1, sizeof(cJSON *));

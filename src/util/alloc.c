@@ -62,14 +62,19 @@ char *ao_xstrndup(const char *s, size_t n)
         return p;
 }
 
+char *ao_xvasprintf(const char *fmt, va_list ap)
+{
+        char *s = NULL;
+        if (vasprintf(&s, fmt, ap) < 0)
+                out_of_memory(strlen(fmt));
+        return s;
+}
+
 char *ao_xasprintf(const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
-        char *s = NULL;
-        int n = vasprintf(&s, fmt, ap);
+        char *s = ao_xvasprintf(fmt, ap);
         va_end(ap);
-        if (n < 0)
-                out_of_memory(strlen(fmt));
         return s;
 }
