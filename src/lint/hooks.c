@@ -81,12 +81,25 @@ static void collect_jobs(struct hooks_lint *h, const struct lint_tree *t)
         }
 }
 
+/* Messages from the runner and the parser name the hook; the report already gives its path. */
+static const char *without_hook_name(const char *message, const char *name)
+{
+        _cleanup_free_ char *quoted = ao_xasprintf("hook '%s' ", name);
+        _cleanup_free_ char *plain = ao_xasprintf("%s: ", name);
+        if (strncmp(message, quoted, strlen(quoted)) == 0)
+                return message + strlen(quoted);
+        if (strncmp(message, plain, strlen(plain)) == 0)
+                return message + strlen(plain);
+        return message;
+}
+
 static void check_config(struct hooks_lint *h, const struct job *j, const char *text, size_t len)
 {
         struct ao_hook_config cfg;
         struct ao_error err = {0};
         if (ao_hook_config_parse(text, len, j->name, j->kind, &cfg, &err) < 0) {
-                lint_error(h->report, j->path, "invalid --config output: %s", err.msg);
+                lint_error(h->report, j->path, "invalid --config output: %s",
+                           without_hook_name(err.msg, j->name));
                 return;
         }
         for (size_t i = 0; i < cfg.ignored.n; i++)
@@ -102,7 +115,7 @@ static void on_config(const struct ao_hook_outcome *o, void *userdata)
         struct job *j = userdata;
         struct hooks_lint *h = j->owner;
         if (!o->ok)
-                lint_error(h->report, j->path, "--config failed: %s", o->error.msg);
+                lint_error(h->report, j->path, "--config %s", without_hook_name(o->error.msg, j->name));
         else
                 check_config(h, j, o->config_text, o->config_len);
         h->running--;

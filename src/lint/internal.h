@@ -74,6 +74,7 @@ struct lint_tree {
         bool global_schema_ok;
         struct cJSON *config; /* owned: the local config file's data (ADDON_OPERATOR_CONFIG_FILE), or NULL */
         char *config_path;    /* owned: that file, or NULL */
+        bool config_broken;   /* the file is set but unreadable (reported): config values are not checked */
 };
 
 /**

@@ -123,20 +123,17 @@ void lint_report_print_json(const struct lint_report *r, size_t n_modules, size_
         cJSON_Delete(doc);
 }
 
-/* The length of "@path" or "@path:L:C" at the start of @message followed by ": ", else 0. */
+/*
+ * The length of the location at the start of @message: @path, maybe
+ * continued by a file inside it or ":line:column", up to a ": " (0 if none).
+ */
 static size_t location_prefix(const char *path, const char *message)
 {
         size_t n = strlen(path);
         if (strncmp(message, path, n) != 0)
                 return 0;
-        size_t end = n;
-        for (int part = 0;
-             part < 2 && message[end] == ':' && message[end + 1] >= '0' && message[end + 1] <= '9'; part++) {
-                end++;
-                while (message[end] >= '0' && message[end] <= '9')
-                        end++;
-        }
-        return strncmp(message + end, ": ", 2) == 0 ? end : 0;
+        size_t end = n + strcspn(message + n, " ");
+        return end > n - 1 && message[end - 1] == ':' && message[end] == ' ' ? end - 1 : 0;
 }
 
 void lint_error_message(struct lint_report *r, const char *path, const char *message)

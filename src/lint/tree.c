@@ -107,7 +107,7 @@ static void check_common_key(const struct lint_tree *t, const char *path, const 
         struct ao_error err = {0};
         enum ao_values_key_kind kind = ao_values_key_classify(item->string, &module, &err);
         if (kind < 0) {
-                lint_warning(r, path, "key '%s' is ignored: %s", item->string, err.msg);
+                lint_warning(r, path, "%s, ignored", err.msg);
                 return;
         }
         if (kind == AO_VALUES_KEY_ENABLED && !cJSON_IsBool(item))
@@ -147,6 +147,7 @@ static void load_config_file(struct lint_tree *t, const char *path, struct lint_
                              "the config file does not exist: the operator starts with empty config");
                 return;
         }
+        t->config_broken = true;
         if (k < 0) {
                 lint_error_message(r, path, err.msg);
                 return;
@@ -156,6 +157,8 @@ static void load_config_file(struct lint_tree *t, const char *path, struct lint_
         else if (cJSON_IsObject(raw) && ao_config_data_parse(raw, path, &t->config, &err) < 0)
                 lint_error_message(r, path, err.msg);
         else
+                t->config_broken = false;
+        if (!t->config_broken)
                 t->config_path = ao_xstrdup(path);
         cJSON_Delete(raw);
 }

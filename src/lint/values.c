@@ -25,6 +25,7 @@ struct section {
         struct ao_values_sources sources;
         const char *report_path; /* the module directory, or GLOBAL_HOOKS_DIR */
         const char *config_path; /* the config file, or NULL */
+        bool config_broken;      /* it could not be read (already reported) */
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -88,7 +89,7 @@ static void check_section(const struct section *s, struct lint_report *r)
 {
         if (!s->sources.schema)
                 return;
-        if (ao_schema_has(s->sources.schema, AO_SCHEMA_CONFIG))
+        if (ao_schema_has(s->sources.schema, AO_SCHEMA_CONFIG) && !s->config_broken)
                 check_config_values(s, r);
         if (ao_schema_has(s->sources.schema, AO_SCHEMA_VALUES))
                 check_values(s, r);
@@ -126,6 +127,7 @@ static void check_one(const struct lint_tree *t, const char *key, const cJSON *o
                         .schema = schema},
             .report_path = report_path,
             .config_path = t->config_path,
+            .config_broken = t->config_broken,
         };
         check_section(&s, r);
         free(l.items);
