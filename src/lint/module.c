@@ -70,6 +70,51 @@ static void check_enabled_script(const struct lint_module *m, struct lint_report
                 lint_error(r, path, "the enabled script is not executable (chmod +x is required)");
 }
 
+/* A dependency is present as charts/<name>/ (unpacked) or charts/<name>-<version>.tgz. */
+static bool dependency_present(const char *charts_dir, const char *name)
+{
+        _cleanup_free_ char *unpacked = ao_xasprintf("%s/%s/Chart.yaml", charts_dir, name);
+        if (access(unpacked, F_OK) == 0)
+                return true;
+        DIR *d = opendir(charts_dir);
+        if (!d)
+                return false;
+        size_t n = strlen(name);
+        bool found = false;
+        struct dirent *de;
+        while (!found && (de = readdir(d))) {
+                size_t len = strlen(de->d_name);
+                found = len > n + 5 && strncmp(de->d_name, name, n) == 0 && de->d_name[n] == '-' &&
+                        strcmp(de->d_name + len - 4, ".tgz") == 0;
+        }
+        closedir(d);
+        return found;
+}
+
+/* helm refuses to render a chart whose dependencies are not vendored in charts/. */
+static void check_dependencies(const struct lint_module *m, const cJSON *chart, const char *path,
+                               struct lint_report *r)
+{
+        const cJSON *deps = cJSON_GetObjectItemCaseSensitive(chart, "dependencies");
+        if (!deps)
+                return;
+        if (!cJSON_IsArray(deps)) {
+                lint_error(r, path, "'dependencies' must be a list");
+                return;
+        }
+        _cleanup_free_ char *charts_dir = ao_xasprintf("%s/charts", m->dir);
+        const cJSON *dep;
+        cJSON_ArrayForEach(dep, deps)
+        {
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(dep, "name");
+                if (!cJSON_IsString(name) || !name->valuestring[0])
+                        lint_error(r, path, "a dependency without a name");
+                else if (!dependency_present(charts_dir, name->valuestring))
+                        lint_error(r, path, "dependency '%s' is missing in charts/ (helm dependency build)",
+                                   name->valuestring);
+        }
+}
+
 /* helm refuses a chart whose Chart.yaml lacks any of these. */
 static void check_chart_yaml(const struct lint_module *m, struct lint_report *r)
 {
@@ -91,6 +136,7 @@ static void check_chart_yaml(const struct lint_module *m, struct lint_report *r)
                         if (!cJSON_IsString(v) || !v->valuestring[0])
                                 lint_error(r, path, "'%s' is required (a string)", required[i]);
                 }
+                check_dependencies(m, doc, path, r);
         }
         cJSON_Delete(doc);
 }

@@ -53,6 +53,10 @@ printf '#!/bin/sh\n' >modules/004-hooks/enabled
 printf 'name: c\nversion: [1]\n' >modules/005-chart/Chart.yaml
 printf 'kind: ConfigMap\n---\nkind: CustomResourceDefinition\n' >modules/005-chart/crds/a.yaml
 printf 'a: [\n' >modules/005-chart/crds/b.yaml
+mkdir -p modules/005-chart/charts/sub
+printf 'apiVersion: v2\nname: sub\nversion: 0.1.0\n' >modules/005-chart/charts/sub/Chart.yaml
+touch modules/005-chart/charts/packed-1.2.3.tgz
+printf 'dependencies:\n- name: sub\n- name: packed\n- name: gone\n' >>modules/005-chart/Chart.yaml
 printf 'type: object\nproperties:\n  x: {type: strng}\n' >modules/007-schema/openapi/values.yaml
 printf 'type: object\nproperties:\n  a: {type: string}\n' >global/openapi/values.yaml
 hook global/hooks/slow.sh '{"configVersion":"v1","onStartup":1}' 'sleep 0.2'
@@ -75,6 +79,7 @@ modules/004-hooks/hooks/sandboxed.sh: error: no sandbox profile named 'no-such-p
 modules/004-hooks/hooks/sub/garbage.sh: error: invalid --config output: the configuration must be an object, not a string
 modules/005-chart/Chart.yaml: error: 'apiVersion' is required (a string)
 modules/005-chart/Chart.yaml: error: 'version' is required (a string)
+modules/005-chart/Chart.yaml: error: dependency 'gone' is missing in charts/ (helm dependency build)
 modules/005-chart/crds/a.yaml: error: document 1 is not a CustomResourceDefinition
 modules/005-chart/crds/b.yaml:2:1: error: did not find expected node content (while parsing a flow node that starts at 2:1)
 modules/006-good: error: a second module named 'good' (first: 'modules/001-good')
@@ -83,13 +88,13 @@ modules/README: warning: not a module directory, ignored
 modules/values.yaml: error: 'goodEnabled' must be true or false
 modules/values.yaml: warning: key 'nosuch' is unused: there is no module 'nosuch'
 modules/values.yaml: warning: key 'Bad_Key' does not name a module (its module name would be 'bad-key'), ignored
-lint: 7 modules, 7 hooks: 17 errors, 7 warnings"
+lint: 7 modules, 7 hooks: 18 errors, 7 warnings"
 is "$OUT" "$want" "broken tree: every problem with its file, sorted by file"
 
 # ---- the JSON report -----------------------------------------------------------------------------
 lint --modules-dir modules:extra --global-hooks-dir global -o json
 is "$CODE" 1 "json: exit 1"
-is "$(jq -c '[.errors, .warnings, .modules, .hooks, (.problems | length)]' <<<"$OUT")" "[17,7,7,7,24]" \
+is "$(jq -c '[.errors, .warnings, .modules, .hooks, (.problems | length)]' <<<"$OUT")" "[18,7,7,7,25]" \
         "json: counts"
 is "$(jq -c '.problems[] | select(.path == "modules/005-chart/crds/b.yaml:2:1")' <<<"$OUT")" \
         '{"path":"modules/005-chart/crds/b.yaml:2:1","severity":"error","message":"did not find expected node content (while parsing a flow node that starts at 2:1)"}' \
