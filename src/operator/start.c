@@ -123,17 +123,6 @@ static void log_start_banner(const struct ao_settings *s)
                     "addon-operator starting");
 }
 
-/*
- * Hooks run as the operator's user unless their profile drops it: keep
- * them from reading or writing the operator's memory through /proc or
- * ptrace (no Yama on many hosts), and from attaching to it.
- */
-static void harden_self(void)
-{
-        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
-                ao_log_errno(AO_LOG_WARN, -errno, "prctl(PR_SET_DUMPABLE) failed, ignoring");
-}
-
 static int setup_hook_processes(struct operator_state *op)
 {
         const struct ao_settings *s = op->settings;
@@ -208,7 +197,6 @@ int ao_operator_run(const struct ao_cli *cli)
                 return 1;
         log_start_banner(op.settings);
         raise_fd_limit();
-        harden_self();
 
         int code = 1;
         if (create_reactor(&op) < 0)

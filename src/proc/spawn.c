@@ -421,6 +421,12 @@ static void start_spawner(struct ao_proc *p)
 int ao_proc_new(struct ao_reactor *reactor, const struct ao_proc_options *options, struct ao_proc **ret,
                 struct ao_error *reterr)
 {
+        /*
+         * Hooks may run as our user: keep them out of our memory (/proc/<pid>/mem, ptrace) on
+         * hosts without Yama. Whoever starts hooks gets this, the operator and lint alike.
+         */
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
         struct ao_proc *p = ao_xcalloc(1, sizeof(*p));
         p->reactor = reactor;
         p->options = *options;

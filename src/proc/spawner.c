@@ -155,6 +155,13 @@ int main(void)
         /* The operator is our parent: die with it, and never outlive it holding children. */
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         /*
+         * Hooks run as our user (unless their profile drops it): keep them out of our memory through
+         * /proc/<pid>/mem and ptrace, as the operator keeps them out of its own. A spawner still
+         * outside any profile could otherwise be made to start processes with no filter. Each hook's
+         * execve makes the hook itself dumpable again.
+         */
+        (void) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /*
          * Terminal and supervisor signals (Ctrl-C, `timeout`, a container runtime's SIGTERM to the
          * group) are for the operator, which shuts down in order and then closes our socket. Hooks
          * get default dispositions back from the launcher.
