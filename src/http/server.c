@@ -52,7 +52,7 @@ static const char index_text[] = "addon-operator\n"
                                  "/metrics/hooks    Prometheus metrics reported by hooks\n"
                                  "/healthz          liveness probe\n"
                                  "/readyz           readiness probe: 200 once the first converge is done\n"
-                                 "/status/converge  converge progress (.json, .yaml, .text)\n";
+                                 "/status/converge  converge progress (text; ?output=json for JSON)\n";
 
 static const char *reason_phrase(int status)
 {
