@@ -44,6 +44,10 @@ struct vctx {
         size_t steps;
         bool aborted;       /* the budget or the error cap ran out: nothing more is checked */
         OnigMatchParam *mp; /* owned: regex retry limits */
+        /* the $ref targets being validated now, each with its value: a loop back to one is no progress */
+        const cJSON *ref_schema[AO_SCHEMA_MAX_DEPTH + 2];
+        const cJSON *ref_value[AO_SCHEMA_MAX_DEPTH + 2];
+        size_t n_refs;
 };
 
 static const cJSON *get(const cJSON *s, const char *key)
@@ -816,6 +820,29 @@ static void check_combinators(struct vctx *c, const cJSON *s, const cJSON *v, in
                 fail(c, "not", "must not match the schema");
 }
 
+/*
+ * Validate @v against the $ref's @target, unless that target is already
+ * being validated for this very value further up: such a loop never gets
+ * to a smaller value, and with two branches (anyOf: [$ref: a, $ref: a]) it
+ * would double the work at every level until the step budget runs out.
+ */
+static void follow_ref(struct vctx *c, const char *ref, const cJSON *target, const cJSON *v, int depth)
+{
+        for (size_t i = 0; i < c->n_refs; i++)
+                if (c->ref_schema[i] == target && c->ref_value[i] == v) {
+                        fail(c, "$ref", "'%s' leads back to itself for the same value", ref);
+                        return;
+                }
+        if (c->n_refs == AO_ARRAY_SIZE(c->ref_schema)) {
+                fail(c, NULL, "nested more than %d levels deep", AO_SCHEMA_MAX_DEPTH);
+                return;
+        }
+        c->ref_schema[c->n_refs] = target;
+        c->ref_value[c->n_refs++] = v;
+        validate(c, target, v, depth + 1);
+        c->n_refs--;
+}
+
 static void validate(struct vctx *c, const cJSON *s, const cJSON *v, int depth)
 {
         const cJSON *ref, *type, *e, *format;
@@ -834,7 +861,7 @@ static void validate(struct vctx *c, const cJSON *s, const cJSON *v, int depth)
                 const cJSON *target = ao_schema_ref_target(c->doc, ref);
 
                 if (target)
-                        validate(c, target, v, depth + 1);
+                        follow_ref(c, ref->valuestring, target, v, depth);
                 return;
         }
         if (cJSON_IsNull(v) && cJSON_IsTrue(get(s, "nullable")))

@@ -549,6 +549,9 @@ static const struct vcase cases[] = {
     {"{not: {anyOf: [{enum: [a]}, {not: {type: string}}]}}", "a", "m: must not match the schema (not)"},
     {"{not: {anyOf: [{enum: [a]}, {not: {type: string}}]}}", "1", "m: must not match the schema (not)"},
     /* $ref */
+    {"{definitions: {a: {anyOf: [{$ref: '#/definitions/a'}, {$ref: '#/definitions/a'}]}}, "
+     "properties: {p: {$ref: '#/definitions/a'}}}",
+     "{p: 5}", "m.p: must match at least one of the schemas (anyOf)"},
     {"{definitions: {port: {type: integer, minimum: 1, maximum: 65535}}, properties: {p: {$ref: "
      "'#/definitions/port'}}}",
      "{p: 0}", "m.p: must be >= 1 (minimum)"},
@@ -569,7 +572,7 @@ static const struct vcase cases[] = {
      "{tree: {name: a, children: [{name: b, children: [{name: 1}]}]}}",
      "m.tree.children[0].children[0].name: must be a string (type)"},
     {"{definitions: {a: {$ref: '#/definitions/a'}}, properties: {x: {$ref: '#/definitions/a'}}}", "{x: 1}",
-     "m.x: nested more than 256 levels deep"},
+     "m.x: '#/definitions/a' leads back to itself for the same value ($ref)"},
     {"{definitions: {s: {type: string}}, $ref: '#/definitions/s'}", "1", "m: must be a string (type)"},
     {"{definitions: {s: {type: string}}, properties: {a: {$ref: '#/definitions/s', type: integer}}}",
      "{a: x}", ""},
@@ -624,11 +627,15 @@ static void test_paths_and_limits(void)
         tap_is_int(ao_schema_validate(s, AO_SCHEMA_VALUES, "m", NULL, NULL), 0, "no schema: valid");
         ao_schema_free(s);
 
-        /* anyOf over a doubly recursive $ref would take 2^256 steps: the budget stops it. */
-        s = build("{definitions: {a: {anyOf: [{$ref: '#/definitions/a'}, {$ref: '#/definitions/a'}]}},"
-                  " properties: {x: {$ref: '#/definitions/a'}}}",
+        /*
+         * anyOf over two equal $refs, on a value 40 arrays deep with a bad leaf: every level tries
+         * both branches, 2^40 steps in all. The budget stops it.
+         */
+        s = build("{definitions: {t: {type: array, items: {anyOf: [{$ref: '#/definitions/t'},"
+                  " {$ref: '#/definitions/t'}]}}}, properties: {x: {$ref: '#/definitions/t'}}}",
                   NULL);
-        expect(s, AO_SCHEMA_CONFIG, "m", "{x: 1}",
+        expect(s, AO_SCHEMA_CONFIG, "m",
+               "{x: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
                "m: validation stopped: the schema takes too many steps for this value", "step budget");
         ao_schema_free(s);
 
