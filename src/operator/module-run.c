@@ -441,6 +441,18 @@ void module_task_handle(struct operator_state *op, struct ao_task *t)
         struct module_task *mt = ao_task_payload(t);
         switch (ao_task_type(t)) {
         case TASK_MODULE_RUN: {
+                /*
+                 * A run queued while a converge was still deciding (a hook's values patch, the
+                 * release monitor) can come after that converge deleted the module: running it
+                 * would start its watches and install its release again.
+                 */
+                if (!mt->module->enabled) {
+                        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mt->module->name}),
+                                    "module '%s' is disabled, dropping its run (%s)", mt->module->name,
+                                    mt->activation);
+                        ao_task_finish(t, AO_TASK_SUCCESS);
+                        return;
+                }
                 struct module_job *j = job_new(op, t, mt->module, STEP_ON_STARTUP);
                 enter_step(j, mt->module->started ? STEP_BEFORE_HELM : STEP_ON_STARTUP);
                 job_step(j);
