@@ -20,9 +20,11 @@
  * the profile (from /proc/<pid>/stat, clock-tick resolution). "Hook's own
  * CPU" is the hooks' rusage on both paths, to show the gap is not in them.
  *
- * Usage: bench-hooks [--runs N] [--queues 1,2,4] [--quick] [--spawner PATH]
+ * Usage: bench-hooks [--runs N] [--queues 1,2,4] [--profiles default,none] [--quick] [--spawner PATH]
  * The spawner is --spawner, else $AO_SPAWNER, else addon-operator-spawner
- * next to this binary or one directory up (the build tree).
+ * next to this binary or one directory up (the build tree). AO_REACTOR=epoll
+ * or io_uring picks the event loop backend (default: the operator's auto).
+ * Each configuration also prints "row:" lines for bench/run's table.
  */
 #include <cjson/cJSON.h>
 #include <getopt.h>
@@ -55,6 +57,7 @@ static long arg_runs = 2000;
 static int arg_queues[QUEUES_MAX] = {1, 2, 4};
 static size_t arg_n_queues = 3;
 static const char *arg_spawner;
+static bool arg_profile_default = true, arg_profile_none = true;
 
 /*
  * N plain posix_spawn + waitpid of @path, @in_flight at a time; runs/s. This process's CPU is added to
@@ -194,48 +197,35 @@ static void measure(struct bench *b, const char *profile_name, int n_queues)
                bare_rates[ROUNDS / 2], (double) bare_cpu / runs, (double) bare_hook_cpu / runs);
         printf("operator                  %8.0f runs/s  ratio %.2f (rounds %.2f-%.2f)  failed %ld\n",
                op_rates[ROUNDS / 2], ratios[ROUNDS / 2], ratios[0], ratios[ROUNDS - 1], b->failed - failed0);
+        double cpu_per_hook = (double) (cpu + spawner_cpu) / runs,
+               bare_cpu_per_hook = (double) bare_cpu / runs;
         printf("operator CPU per hook     %8.1f us (operator %.1f + spawner %.1f)  hook's own CPU %.0f us\n",
-               (double) (cpu + spawner_cpu) / runs, (double) cpu / runs, (double) spawner_cpu / runs,
+               cpu_per_hook, (double) cpu / runs, (double) spawner_cpu / runs,
                (double) (b->hook_cpu - hook_cpu0) / runs);
+        const char *backend = ao_reactor_backend_name(b->reactor);
+        printf("row: hook throughput, %s, %d queue%s, %s|%.0f runs/s|%.0f runs/s (posix_spawn)|%.2f|>= "
+               "0.90|%s\n",
+               profile_name, n_queues, n_queues == 1 ? "" : "s", backend, op_rates[ROUNDS / 2],
+               bare_rates[ROUNDS / 2], ratios[ROUNDS / 2], ratios[ROUNDS / 2] >= 0.90 ? "yes" : "no");
+        printf("row: operator CPU per hook, %s, %d queue%s, %s|%.0f us|%.0f us (posix_spawn parent)|%.2f|<= "
+               "120 us|%s\n",
+               profile_name, n_queues, n_queues == 1 ? "" : "s", backend, cpu_per_hook, bare_cpu_per_hook,
+               cpu_per_hook / bare_cpu_per_hook, cpu_per_hook <= 120 ? "yes" : "no");
         fflush(stdout);
-}
-
-/* --spawner, $AO_SPAWNER, next to this binary, or one directory up; NULL: none found (in-process). */
-static char *find_spawner(void)
-{
-        if (arg_spawner)
-                return ao_xstrdup(arg_spawner);
-        const char *env = getenv("AO_SPAWNER");
-        if (env)
-                return ao_xstrdup(env);
-        char self[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-        if (n <= 0)
-                return NULL;
-        self[n] = '\0';
-        for (int up = 0; up < 2; up++) {
-                char *slash = strrchr(self, '/');
-                if (!slash)
-                        return NULL;
-                *slash = '\0';
-                char *path = ao_xasprintf("%s/addon-operator-spawner", self);
-                if (access(path, X_OK) == 0)
-                        return path;
-                free(path);
-        }
-        return NULL;
 }
 
 static void help(void)
 {
-        printf(
-            "Usage: bench-hooks [--runs N] [--queues 1,2,4] [--quick] [--spawner PATH]\n"
-            "Hook runs through the operator's queues, hook runner and launcher against bare\n"
-            "posix_spawn + waitpid of the same script, for the default profile and unsandboxed.\n"
-            "  --runs N        hook runs per configuration (default 2000)\n"
-            "  --queues LIST   queue counts (= hooks in flight) to measure (default 1,2,4)\n"
-            "  --quick         300 runs per configuration (smoke run)\n"
-            "  --spawner PATH  the spawner binary (default: $AO_SPAWNER, else found next to this binary)\n");
+        printf("Usage: bench-hooks [--runs N] [--queues 1,2,4] [--profiles default,none] [--quick] "
+               "[--spawner PATH]\n"
+               "Hook runs through the operator's queues, hook runner and launcher against bare\n"
+               "posix_spawn + waitpid of the same script, for the default profile and unsandboxed.\n"
+               "  --runs N        hook runs per configuration (default 2000)\n"
+               "  --queues LIST   queue counts (= hooks in flight) to measure (default 1,2,4)\n"
+               "  --profiles LIST default (the default sandbox profile), none (unsandboxed) or both\n"
+               "  --quick         300 runs per configuration (smoke run)\n"
+               "  --spawner PATH  the spawner binary (default: $AO_SPAWNER, else found next to this binary)\n"
+               "AO_REACTOR=epoll|io_uring picks the event loop backend.\n");
 }
 
 static int parse_queues(const char *s)
@@ -252,12 +242,30 @@ static int parse_queues(const char *s)
         return arg_n_queues > 0 ? 0 : -EINVAL;
 }
 
+static int parse_profiles(const char *s)
+{
+        arg_profile_default = arg_profile_none = false;
+        _cleanup_free_ char *copy = ao_xstrdup(s);
+        for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+                if (strcmp(tok, "default") == 0)
+                        arg_profile_default = true;
+                else if (strcmp(tok, "none") == 0 || strcmp(tok, "unsandboxed") == 0)
+                        arg_profile_none = true;
+                else
+                        return -EINVAL;
+        return arg_profile_default || arg_profile_none ? 0 : -EINVAL;
+}
+
 static int parse_argv(int argc, char **argv)
 {
         static const struct option options[] = {
-            {"runs", required_argument, NULL, 'n'}, {"queues", required_argument, NULL, 'q'},
-            {"quick", no_argument, NULL, 'Q'},      {"spawner", required_argument, NULL, 's'},
-            {"help", no_argument, NULL, 'h'},       {},
+            {"runs", required_argument, NULL, 'n'},
+            {"queues", required_argument, NULL, 'q'},
+            {"quick", no_argument, NULL, 'Q'},
+            {"spawner", required_argument, NULL, 's'},
+            {"help", no_argument, NULL, 'h'},
+            {"profiles", required_argument, NULL, 'p'},
+            {},
         };
         bool runs_set = false, quick = false;
         int c;
@@ -281,6 +289,12 @@ static int parse_argv(int argc, char **argv)
                         break;
                 case 'Q':
                         quick = true;
+                        break;
+                case 'p':
+                        if (parse_profiles(optarg) < 0) {
+                                fprintf(stderr, "--profiles: '%s': expected default, none or both\n", optarg);
+                                return -EINVAL;
+                        }
                         break;
                 case 's':
                         arg_spawner = optarg;
@@ -338,11 +352,11 @@ int main(int argc, char **argv)
         struct bench b = {.hook_path = hook_path, .hooks_dir = scratch};
         struct ao_sandbox_profiles *profiles = NULL;
         struct ao_error err = {0};
-        _cleanup_free_ char *spawner = find_spawner();
+        _cleanup_free_ char *spawner = bench_find_spawner(arg_spawner);
         struct ao_proc_options po = {.spawner_path = spawner ? spawner : "", .subreaper = true};
         struct ao_hook_runner_options ro = {.tmp_dir = scratch, .environment = envp_min};
         struct ao_queues_options qo = {.handler = on_task, .userdata = &b};
-        if (ao_reactor_new(AO_REACTOR_BACKEND_AUTO, &b.reactor, &err) < 0 ||
+        if (ao_reactor_new(bench_backend(), &b.reactor, &err) < 0 ||
             ao_sandbox_profiles_load(NULL, &profiles, &err) < 0 ||
             ao_proc_new(b.reactor, &po, &b.proc, &err) < 0 ||
             ao_hook_runner_new(b.proc, &ro, &b.runner, &err) < 0 ||
@@ -362,6 +376,8 @@ int main(int argc, char **argv)
                hook_path, ao_hook_runner_dir(b.runner));
         static const char *const names[] = {"default", "unsandboxed"};
         for (size_t p = 0; p < AO_ARRAY_SIZE(names); p++) {
+                if (!(p == 0 ? arg_profile_default : arg_profile_none))
+                        continue;
                 b.profile = p == 0 ? sandboxed : NULL;
                 /* Warm both paths (page cache, the profile's spawner) before measuring. */
                 uint64_t ignored = 0;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Memory of watched objects: the operator with one global hook bound to COUNT ConfigMaps served by
-# the fake API server (jqFilter '.metadata.name', keepFullObjectsInMemory: false), against the same
+# the fake API server (jqFilter '.metadata.name', keepFullObjectsInMemory: false; tests/fakehelm as
+# helm, which start-up requires with a cluster and which no module calls here), against the same
 # operator with the binding on an empty namespace. Prints both RSS values once the Synchronization
 # run has happened, the difference per object, and the time from start to that run.
 #   bench/bench-kube-memory.sh [BINARY] [COUNT...]      (defaults: build-release/addon-operator, 1000 10000 100000)
@@ -14,10 +15,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/bench-kube-memory.XXXXXX)
 fk_pid=
 op_pid=
-trap 'kill -9 ${op_pid:-} ${fk_pid:-} 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill -9 ${op_pid:-} ${fk_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
 
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# The reference per object: its compact JSON, as a watch event or a LIST item carries it.
+object_bytes=0
 
 # run NAMESPACE: start the operator bound to NAMESPACE, wait for the Synchronization run, print "rss_kb ms".
 run() {
@@ -35,12 +39,13 @@ EOF
         local start
         start=$(now_ms)
         env -i PATH="$PATH" KUBE_SERVER="http://127.0.0.1:$port" GLOBAL_HOOKS_DIR="$work/global" \
-                MODULES_DIR="$work/modules" ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_LISTEN_PORT=0 \
+                MODULES_DIR="$work/modules" ADDON_OPERATOR_LISTEN_PORT=0 \
+                HELM_BIN_PATH="$here/tests/fakehelm/fake-helm" FAKE_HELM_DIR="$work/fakehelm" \
                 DEBUG_UNIX_SOCKET= KUBE_CLIENT_QPS=1000 KUBE_CLIENT_BURST=1000 "$binary" start \
                 >"$work/op-$1.log" 2>&1 &
         op_pid=$!
         until [ -e "$work/log-$1/synced" ]; do
-                kill -0 "$op_pid" || { cat "$work/op-$1.log"; exit 1; }
+                kill -0 "$op_pid" || { cat "$work/op-$1.log" >&2; exit 1; }
                 sleep 0.05
         done
         local ms=$(($(now_ms) - start))
@@ -52,21 +57,49 @@ EOF
 }
 
 printf '%-8s %12s %12s %14s %10s\n' objects "rss KiB" "empty KiB" "bytes/object" "sync ms"
+: >"$work/rows"
 for n in "${counts[@]}"; do
         python3 -c 'import json,sys
 n=int(sys.argv[1])
-print(json.dumps([{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%06d" % i,"namespace":"bench","labels":{"app":"bench","index":str(i)}},"data":{"key":"value-%d" % i}} for i in range(n)]))' "$n" \
-                >"$work/state.json"
+items=[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%06d" % i,"namespace":"bench","labels":{"app":"bench","index":str(i)}},"data":{"key":"value-%d" % i}} for i in range(n)]
+print(json.dumps(items))' "$n" >"$work/state.json"
         rm -f "$work/fk.port"
         python3 "$here/tests/fakekube/fakekube.py" --port 0 --port-file "$work/fk.port" --state "$work/state.json" \
                 2>/dev/null &
         fk_pid=$!
         until [ -s "$work/fk.port" ]; do sleep 0.05; done
         port=$(cat "$work/fk.port")
+        # What the server sends per object (with the uid, resourceVersion, ... it adds), compact.
+        object_bytes=$(curl -s "http://127.0.0.1:$port/api/v1/namespaces/bench/configmaps?limit=100" |
+                python3 -c 'import json,sys
+items=json.load(sys.stdin)["items"]
+print(sum(len(json.dumps(o, separators=(",", ":"))) for o in items) // max(len(items), 1))')
         read -r full ms < <(run bench)
         read -r empty _ < <(run nothing)
-        printf '%-8s %12s %12s %14s %10s\n' "$n" "$full" "$empty" $(((full - empty) * 1024 / n)) "$ms"
+        per=$(((full - empty) * 1024 / n))
+        printf '%-8s %12s %12s %14s %10s\n' "$n" "$full" "$empty" "$per" "$ms"
+        echo "$n $full $per $empty" >>"$work/rows"
         kill -TERM "$fk_pid"
         wait "$fk_pid" || true
         fk_pid=
 done
+# Rows for bench/run: RSS against the 64 MB goal (at 100,000 objects; the reference is the same
+# operator with its binding on an empty namespace), bytes per object against the object's own JSON
+# (what the server sent for it), and whether growth is linear: no super-linear term, i.e. the bytes
+# per object at the largest count at most 1.25 times those at the next smaller one (past 1,000
+# objects, where the fixed costs stop dominating; fewer bytes per object at more objects is the
+# fixed part amortised).
+awk -v ob="$object_bytes" '{ n[NR] = $1; rss[NR] = $2; per[NR] = $3; empty[NR] = $4 } END {
+        for (i = 1; i <= NR; i++) {
+                goal = n[i] == 100000 ? "<= 64 MB" : "report"
+                met = n[i] == 100000 ? (rss[i] <= 64 * 1024 ? "yes" : "no") : "-"
+                printf "row: RSS with %d watched objects (jqFilter, keepFullObjectsInMemory=false)|%.1f MB|%.1f MB (no objects)|%.2f|%s|%s\n",
+                        n[i], rss[i] / 1024, empty[i] / 1024, rss[i] / empty[i], goal, met
+                printf "row: bytes per watched object, %d objects|%d B|%d B (the object JSON)|%.1f|report|-\n", n[i], per[i], ob, per[i] / ob
+        }
+        if (NR >= 2 && n[NR - 1] > 1000) {
+                d = per[NR] / per[NR - 1]
+                printf "row: memory growth %d -> %d objects (bytes per object, larger / smaller)|%d -> %d B|linear|%.2f|linear (<= 1.25)|%s\n",
+                        n[NR - 1], n[NR], per[NR - 1], per[NR], d, (d <= 1.25 ? "yes" : "no")
+        }
+}' "$work/rows"

@@ -12,8 +12,11 @@
  *                  times: one kernel timer expiry and one loop wake-up per
  *                  timer. Bare: a timerfd armed and read N times in a loop.
  *
- * Usage: bench-reactor [N]   (default 200000). Prints events/s and ratios
- * (reactor rate / bare rate, 1.0 = no overhead) for both backends.
+ * Usage: bench-reactor [N]   (default 200000). N is split into 5 rounds,
+ * each running the bare loops and both backends back to back; prints the
+ * medians of the rates and of the per-round ratios (reactor rate / bare
+ * rate, 1.0 = no overhead) for both backends, and "row:" lines for
+ * bench/run's table.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,6 +26,7 @@
 #include <unistd.h>
 
 #include "ao/reactor.h"
+#include "bench-util.h"
 
 struct pingpong {
         int a[2], b[2];
@@ -154,31 +158,84 @@ static double reactor_timers(enum ao_reactor_backend backend, long n)
         return (double) n * 1e6 / (double) elapsed;
 }
 
+#define ROUNDS 5
+
+enum {
+        BARE_IO,
+        BARE_TIMER,
+        EPOLL_IO,
+        EPOLL_EDGE,
+        EPOLL_TIMER,
+        URING_IO,
+        URING_EDGE,
+        URING_TIMER,
+        _N_MEASURES
+};
+
+/* One round of everything, bare and reactors back to back, so a change in machine load hits all. */
+static void round_once(long n, double *v)
+{
+        v[BARE_IO] = bare_pingpong(n);
+        v[BARE_TIMER] = bare_timers(n);
+        static const enum ao_reactor_backend backends[] = {AO_REACTOR_BACKEND_EPOLL,
+                                                           AO_REACTOR_BACKEND_IO_URING};
+        for (size_t i = 0; i < 2; i++) {
+                double *b = v + EPOLL_IO + 3 * i;
+                b[0] = reactor_pingpong(backends[i], n, 0);
+                b[1] = b[0] ? reactor_pingpong(backends[i], n, AO_IO_EDGE) : 0;
+                b[2] = b[0] ? reactor_timers(backends[i], n) : 0;
+        }
+}
+
+static double median_of(double rounds[][_N_MEASURES], int m)
+{
+        double v[ROUNDS];
+        for (int i = 0; i < ROUNDS; i++)
+                v[i] = rounds[i][m];
+        qsort(v, ROUNDS, sizeof(double), bench_compare_doubles);
+        return v[ROUNDS / 2];
+}
+
+/* The median over rounds of the per-round ratio of measure @m to bare measure @bare. */
+static double median_ratio(double rounds[][_N_MEASURES], int m, int bare)
+{
+        double v[ROUNDS];
+        for (int i = 0; i < ROUNDS; i++)
+                v[i] = rounds[i][bare] > 0 ? rounds[i][m] / rounds[i][bare] : 0;
+        qsort(v, ROUNDS, sizeof(double), bench_compare_doubles);
+        return v[ROUNDS / 2];
+}
+
 int main(int argc, char **argv)
 {
         long n = argc > 1 ? atol(argv[1]) : 200000;
-        if (n <= 0)
+        if (n < ROUNDS)
                 n = 200000;
+        double rounds[ROUNDS][_N_MEASURES];
+        for (int i = 0; i < ROUNDS; i++)
+                round_once(n / ROUNDS, rounds[i]);
 
-        printf("# bench-reactor N=%ld (rates in events/s; ratio = reactor / bare, same run)\n", n);
-        double bare_io = bare_pingpong(n);
-        double bare_tm = bare_timers(n);
-        printf("%-10s %-14s %12.0f\n", "bare", "io-pingpong", bare_io);
-        printf("%-10s %-14s %12.0f\n", "bare", "timerfd", bare_tm);
-        static const enum ao_reactor_backend backends[] = {AO_REACTOR_BACKEND_EPOLL,
-                                                           AO_REACTOR_BACKEND_IO_URING};
-        for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-                const char *name = ao_reactor_backend_to_string(backends[i]);
-                double io = reactor_pingpong(backends[i], n, 0);
-                if (io == 0) {
-                        printf("%-10s unavailable\n", name);
+        printf("# bench-reactor N=%ld in %d rounds (rates in events/s, medians; ratio = reactor / bare, same "
+               "round)\n",
+               n, ROUNDS);
+        printf("%-10s %-14s %12.0f\n", "bare", "io-pingpong", median_of(rounds, BARE_IO));
+        printf("%-10s %-14s %12.0f\n", "bare", "timerfd", median_of(rounds, BARE_TIMER));
+        static const char *const names[] = {"epoll", "io_uring"};
+        static const char *const workloads[] = {"io-pingpong", "io-edge", "timer-chain"};
+        static const char *const units[] = {"events/s", "events/s", "timers/s"};
+        static const char *const refs[] = {"epoll_wait loop", "epoll_wait loop", "timerfd loop"};
+        for (int b = 0; b < 2; b++) {
+                if (median_of(rounds, EPOLL_IO + 3 * b) == 0) {
+                        printf("%-10s unavailable\n", names[b]);
                         continue;
                 }
-                double edge = reactor_pingpong(backends[i], n, AO_IO_EDGE);
-                double tm = reactor_timers(backends[i], n);
-                printf("%-10s %-14s %12.0f  ratio %.2f\n", name, "io-pingpong", io, io / bare_io);
-                printf("%-10s %-14s %12.0f  ratio %.2f\n", name, "io-edge", edge, edge / bare_io);
-                printf("%-10s %-14s %12.0f  ratio %.2f\n", name, "timer-chain", tm, tm / bare_tm);
+                for (int w = 0; w < 3; w++) {
+                        int m = EPOLL_IO + 3 * b + w, bare = w == 2 ? BARE_TIMER : BARE_IO;
+                        double rate = median_of(rounds, m), ratio = median_ratio(rounds, m, bare);
+                        printf("%-10s %-14s %12.0f  ratio %.2f\n", names[b], workloads[w], rate, ratio);
+                        printf("row: reactor %s, %s|%.0f %s|%.0f %s (%s)|%.2f|report|-\n", workloads[w],
+                               names[b], rate, units[w], median_of(rounds, bare), units[w], refs[w], ratio);
+                }
         }
         return 0;
 }

@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 
         struct ao_reactor *r;
         struct ao_error err = {0};
-        if (ao_reactor_new(AO_REACTOR_BACKEND_AUTO, &r, &err) < 0) {
+        if (ao_reactor_new(bench_backend(), &r, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
         }
@@ -177,6 +177,10 @@ int main(int argc, char **argv)
         printf("operator CPU per hook     %8.1f us (operator %.1f + spawner %.1f)\n",
                (double) cpu / (double) runs, (double) (cpu - spawner_cpu_total) / (double) runs,
                (double) spawner_cpu_total / (double) runs);
+        printf("row: launcher alone (sh -c true), %s, %d in flight, %s|%.0f runs/s|%.0f runs/s "
+               "(posix_spawn)|%.2f|report|-\n",
+               profile_name, in_flight, ao_reactor_backend_name(r), op_rates[ROUNDS / 2],
+               bare_rates[ROUNDS / 2], ratios[ROUNDS / 2]);
 
         ao_proc_free(d.proc);
         ao_sandbox_profiles_free(profiles);

@@ -4,10 +4,10 @@
 /*
  * Running a hook: the file protocol around one sandboxed child.
  *
- * Each run gets a fresh private directory (mode 0700; owned by the
- * profile's uid when the profile drops privileges) inside the operator's
- * own directory under the temp dir, which is on tmpfs when one is
- * available. The inputs are written there before the child starts:
+ * Each run gets a private directory of its own name (mode 0700; owned by
+ * the profile's uid when the profile drops privileges) inside the
+ * operator's own directory under the temp dir, which is on tmpfs when one
+ * is available. The inputs are written there before the child starts:
  *
  *   event runs      BINDING_CONTEXT_PATH, VALUES_PATH, CONFIG_VALUES_PATH in;
  *                   VALUES_JSON_PATCH_PATH, CONFIG_VALUES_JSON_PATCH_PATH,
@@ -22,12 +22,24 @@
  * After a successful exit the outputs are read, never following symbolic
  * links and never more than their caps, and parsed; a malformed output
  * fails the run with the file, position and reason. Output files are only
- * read after exit code 0, as in the Go operator. The directory is removed
- * afterwards unless DEBUG_KEEP_TMP_FILES is set.
+ * read after exit code 0, as in the Go operator. Afterwards the directory is
+ * removed; or, when the run succeeded, no process of its group is left, its
+ * inputs were at most 64 KiB and it holds exactly the protocol files (plain
+ * files of the run's user), its outputs are emptied and it is kept idle for
+ * the next run of the same kind for the same module (global hooks among
+ * themselves) under the same profile, which renames it to its own name and
+ * rewrites the inputs in place (refusing links and second names: then it
+ * gets a new directory). Creating and removing the seven files was most of
+ * what a run cost the operator. With DEBUG_KEEP_TMP_FILES every run gets a
+ * new directory and nothing is removed.
  *
  * Patches are also checked for where they write: a global hook may patch
  * /global/... and the top-level /<module>Enabled flags, a module hook only
  * /<its values key>/...
+ *
+ * After a run with at least 1 MiB of inputs (a large snapshot), and once its
+ * done callback returned, the runner hands free heap memory back to the
+ * system (malloc_trim), so such a run's transient trees do not stay in RSS.
  *
  * Main thread only.
  */

@@ -17,9 +17,15 @@
  *     from the last resourceVersion (a truncated event was not applied, so it comes again).
  *
  * Identical informers are shared: subscribing twice to the same (resource, namespace,
- * selectors) gives two subscriptions of one informer and one watch on the server. The informer
- * keeps every object as compact JSON text so that a subscriber joining later gets the current
- * state without a second LIST.
+ * selectors) gives two subscriptions of one informer and one watch on the server.
+ *
+ * Memory: once every subscriber has read the initial state, the informer keeps only each
+ * object's key and resourceVersion (what the difference after a re-list needs); subscribers
+ * keep what they need of the objects themselves (monitors: the jqFilter result, the object only
+ * with keepFullObjectsInMemory). The objects' compact JSON texts live in one arena while a list
+ * is read and until each subscriber waiting for them has had its synced callback. A subscriber
+ * that joins an informer whose texts are gone gets them from a new LIST (the other subscribers
+ * see only what changed, as after a 410).
  *
  * Main thread only.
  */
@@ -62,9 +68,14 @@ struct ao_informer_sub_ops {
          * Called once, from the loop (never from inside subscribe).
          */
         void (*synced)(struct ao_informer_sub *sub, void *userdata);
-        /* A change after synced: ADDED, MODIFIED or DELETED with the object (borrowed). */
+        /*
+         * A change after synced: ADDED, MODIFIED or DELETED with the object (borrowed). A DELETED
+         * found by a re-list, when the informer no longer has the object's last state, comes with
+         * @partial set and a stub @object: apiVersion, kind and metadata (name, namespace,
+         * resourceVersion) only; the subscriber knows what it kept of that object.
+         */
         void (*event)(struct ao_informer_sub *sub, enum ao_watch_type type, const struct cJSON *object,
-                      void *userdata);
+                      bool partial, void *userdata);
 };
 
 /**
@@ -82,7 +93,10 @@ void ao_informer_unsubscribe(struct ao_informer_sub *sub);
 bool ao_informer_sub_synced(const struct ao_informer_sub *sub);
 
 typedef void ao_informer_object_handler(const struct cJSON *object, void *userdata);
-/** Call @cb for each current object (parsed for the call; borrowed). */
+/**
+ * Call @cb for each current object (parsed for the call; borrowed). Only from the subscription's
+ * synced callback: the objects' texts are kept until then and no longer (elsewhere: no calls).
+ */
 void ao_informer_sub_foreach(struct ao_informer_sub *sub, ao_informer_object_handler *cb, void *userdata);
 /** Objects the subscription's informer holds. */
 size_t ao_informer_sub_count(const struct ao_informer_sub *sub);

@@ -6,7 +6,10 @@
 #include "ao/hook-run.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,14 +23,34 @@
 #include "workspace.h"
 
 #define STDERR_TAIL_MAX 512
+/*
+ * Inputs larger than this in all are not left lying in an idle run directory: the next run
+ * rewrites them anyway, and a big module's values would hold tmpfs memory until then.
+ */
+#define REUSE_INPUT_MAX (64 * 1024)
+/*
+ * After a run with this much input, free heap memory goes back to the system: such a run built
+ * and dropped megabytes of small allocations (a Synchronization snapshot of 100,000 objects is
+ * ~25 MB of cJSON nodes), which would otherwise stay in the process's RSS as holes between
+ * long-lived allocations. malloc_trim costs a few ms on such a heap, against tens for the run.
+ */
+#define TRIM_AFTER_INPUT (1024 * 1024)
 
 extern char **environ;
 
-/* Every file the protocol may create in a run directory (removed by name after the run). */
-static const char *const run_files[] = {
-    INPUT_BINDING_CONTEXT,      INPUT_VALUES,   INPUT_CONFIG_VALUES,     OUTPUT_VALUES_PATCH,
-    OUTPUT_CONFIG_VALUES_PATCH, OUTPUT_METRICS, OUTPUT_KUBERNETES_PATCH, OUTPUT_ENABLED_RESULT,
-    OUTPUT_ENABLED_REASON,      OUTPUT_CONFIG,
+/* The files each kind of run has in its directory (removed by name, or kept for the next run). */
+static const char *const event_inputs[] = {INPUT_BINDING_CONTEXT, INPUT_VALUES, INPUT_CONFIG_VALUES};
+static const char *const event_outputs[] = {OUTPUT_VALUES_PATCH, OUTPUT_CONFIG_VALUES_PATCH, OUTPUT_METRICS,
+                                            OUTPUT_KUBERNETES_PATCH};
+static const char *const enabled_inputs[] = {INPUT_VALUES, INPUT_CONFIG_VALUES};
+static const char *const enabled_outputs[] = {OUTPUT_ENABLED_RESULT, OUTPUT_ENABLED_REASON};
+static const char *const config_outputs[] = {OUTPUT_CONFIG};
+static const struct run_files files_of_mode[_AO_HOOK_RUN_MODE_MAX] = {
+    [AO_HOOK_RUN_CONFIG] = {NULL, 0, config_outputs, AO_ARRAY_SIZE(config_outputs)},
+    [AO_HOOK_RUN_EVENT] = {event_inputs, AO_ARRAY_SIZE(event_inputs), event_outputs,
+                           AO_ARRAY_SIZE(event_outputs)},
+    [AO_HOOK_RUN_ENABLED] = {enabled_inputs, AO_ARRAY_SIZE(enabled_inputs), enabled_outputs,
+                             AO_ARRAY_SIZE(enabled_outputs)},
 };
 
 /* Variables the operator sets for every run; copies from its own environment are dropped. */
@@ -43,7 +66,12 @@ struct hook_run {
         enum ao_hook_run_mode mode;
         char *hook_name, *module, *values_key, *binding, *queue; /* owned */
         char *dir;                                               /* owned: the run directory */
-        char stderr_tail[STDERR_TAIL_MAX];                       /* the last line the hook wrote to stderr */
+        char *key;                                /* owned: whose idle directory it may reuse; NULL: none */
+        const struct ao_sandbox_profile *profile; /* borrowed: outlives the run, as for the proc layer */
+        bool reused;                              /* the directory is an earlier run's (inputs rewritten) */
+        bool reusable;                            /* the run went cleanly: its directory may serve the next */
+        size_t input_bytes;                       /* written into the inputs */
+        char stderr_tail[STDERR_TAIL_MAX];        /* the last line the hook wrote to stderr */
         ao_hook_done_handler *on_done;
         void *userdata;
         struct ao_hook_outcome outcome;
@@ -106,14 +134,15 @@ static void run_free(struct hook_run *run)
                 run->next->prev = run->prev;
         runner->n_active--;
         if (run->dir)
-                workspace_remove_run_dir(&runner->workspace, run->dir, run_files, AO_ARRAY_SIZE(run_files));
+                workspace_release_run_dir(&runner->workspace, TAKE_PTR(run->dir), run->key, run->profile,
+                                          &files_of_mode[run->mode], run->reusable);
         outputs_done(&run->outcome);
         free(run->hook_name);
         free(run->module);
         free(run->values_key);
         free(run->binding);
         free(run->queue);
-        free(run->dir);
+        free(run->key);
         free(run);
 }
 
@@ -159,6 +188,13 @@ static struct hook_run *run_new(struct ao_hook_runner *runner, const struct ao_h
         run->queue = dup_or_null(req->queue);
         run->on_done = req->on_done;
         run->userdata = req->userdata;
+        run->profile = req->profile;
+        /*
+         * Who may get this run's directory next: runs of the same kind for the same module (global
+         * hooks among themselves). Whatever a hook could leave for a later run to find, that run's
+         * hook could have written itself: the same values, under the same profile.
+         */
+        run->key = ao_xasprintf("%d %s", (int) req->mode, req->module ? req->module : "");
         run->outcome.enabled = -1;
         run->next = runner->active;
         if (runner->active)
@@ -168,39 +204,71 @@ static struct hook_run *run_new(struct ao_hook_runner *runner, const struct ao_h
         return run;
 }
 
-static int write_json(const struct hook_run *run, const char *name, const cJSON *doc,
-                      const struct ao_sandbox_profile *profile, struct ao_error *reterr)
+/* An input: created in a new directory, rewritten in place in a reused one. */
+static int write_input(struct hook_run *run, const char *name, const char *text, struct ao_error *reterr)
 {
-        _cleanup_free_ char *text = doc ? ao_json_canonical(doc) : ao_xstrdup("{}");
-        return workspace_write(run->dir, name, text, strlen(text), profile, reterr);
+        size_t len = strlen(text);
+        run->input_bytes += len;
+        return run->reused ? workspace_rewrite(run->dir, name, text, len, run->profile, reterr)
+                           : workspace_write(run->dir, name, text, len, run->profile, reterr);
 }
 
-static int write_inputs(struct hook_run *run, const struct ao_hook_run_request *req, struct ao_error *reterr)
+static int write_json(struct hook_run *run, const char *name, const cJSON *doc, struct ao_error *reterr)
 {
-        const struct ao_sandbox_profile *profile = req->profile;
+        _cleanup_free_ char *text = doc ? ao_json_canonical(doc) : ao_xstrdup("{}");
+        return write_input(run, name, text, reterr);
+}
+
+/*
+ * The files of the run: inputs written, outputs created empty (a reused directory's are empty
+ * already). --config output goes to a file, handed over as *@ret_stdout_fd: a configuration may
+ * be one long JSON line, which the log would cut.
+ */
+static int write_inputs(struct hook_run *run, const struct ao_hook_run_request *req, int *ret_stdout_fd,
+                        struct ao_error *reterr)
+{
+        const struct run_files *files = &files_of_mode[req->mode];
         int r = 0;
+        if (req->mode == AO_HOOK_RUN_CONFIG) {
+                if (!run->reused)
+                        r = workspace_write(run->dir, OUTPUT_CONFIG, "", 0, run->profile, reterr);
+                return r < 0 ? r
+                             : workspace_open_output(run->dir, OUTPUT_CONFIG, run->profile, ret_stdout_fd,
+                                                     reterr);
+        }
         if (req->mode == AO_HOOK_RUN_EVENT) {
                 _cleanup_free_ char *contexts = req->binding_contexts
                                                     ? ao_binding_contexts_format(req->binding_contexts)
                                                     : ao_xstrdup("[]\n");
-                r = workspace_write(run->dir, INPUT_BINDING_CONTEXT, contexts, strlen(contexts), profile,
-                                    reterr);
-                static const char *const outputs[] = {OUTPUT_VALUES_PATCH, OUTPUT_CONFIG_VALUES_PATCH,
-                                                      OUTPUT_METRICS, OUTPUT_KUBERNETES_PATCH};
-                for (size_t i = 0; r >= 0 && i < AO_ARRAY_SIZE(outputs); i++)
-                        r = workspace_write(run->dir, outputs[i], "", 0, profile, reterr);
+                r = write_input(run, INPUT_BINDING_CONTEXT, contexts, reterr);
         }
-        if (r >= 0 && req->mode == AO_HOOK_RUN_ENABLED) {
-                r = workspace_write(run->dir, OUTPUT_ENABLED_RESULT, "", 0, profile, reterr);
-                if (r >= 0)
-                        r = workspace_write(run->dir, OUTPUT_ENABLED_REASON, "", 0, profile, reterr);
-        }
-        if (r >= 0 && req->mode != AO_HOOK_RUN_CONFIG) {
-                r = write_json(run, INPUT_VALUES, req->values, profile, reterr);
-                if (r >= 0)
-                        r = write_json(run, INPUT_CONFIG_VALUES, req->config_values, profile, reterr);
-        }
+        for (size_t i = 0; r >= 0 && !run->reused && i < files->n_outputs; i++)
+                r = workspace_write(run->dir, files->outputs[i], "", 0, run->profile, reterr);
+        if (r >= 0)
+                r = write_json(run, INPUT_VALUES, req->values, reterr);
+        if (r >= 0)
+                r = write_json(run, INPUT_CONFIG_VALUES, req->config_values, reterr);
         return r;
+}
+
+/* A run directory with the files written: a reused one when an earlier run left one. */
+static int prepare_dir(struct hook_run *run, const struct ao_hook_run_request *req, int *ret_stdout_fd,
+                       struct ao_error *reterr)
+{
+        struct workspace *w = &run->runner->workspace;
+        int r = workspace_acquire_run_dir(w, run->key, req->hook_name, req->profile, &run->dir, &run->reused,
+                                          reterr);
+        if (r >= 0)
+                r = write_inputs(run, req, ret_stdout_fd, reterr);
+        if (r >= 0 || !run->reused)
+                return r;
+        /* What was left there is refused (a link, another name of a file...): start afresh. */
+        workspace_release_run_dir(w, TAKE_PTR(run->dir), run->key, run->profile, &files_of_mode[run->mode],
+                                  false);
+        run->input_bytes = 0;
+        ao_error_clear(reterr);
+        r = workspace_acquire_run_dir(w, NULL, req->hook_name, req->profile, &run->dir, &run->reused, reterr);
+        return r >= 0 ? write_inputs(run, req, ret_stdout_fd, reterr) : r;
 }
 
 struct env_builder {
@@ -314,6 +382,15 @@ static int read_outputs(struct hook_run *run)
         return r;
 }
 
+/*
+ * No process of the run's group is left (the hook leads its own group): none can write into the
+ * directory once the next run has it. A zombie still counts, so this errs on the side of a new one.
+ */
+static bool group_gone(pid_t pid)
+{
+        return pid > 0 && kill(-pid, 0) < 0 && errno == ESRCH;
+}
+
 static void on_child_exit(struct ao_proc_run *prun, const struct ao_proc_result *result, void *userdata)
 {
         (void) prun;
@@ -323,24 +400,19 @@ static void on_child_exit(struct ao_proc_run *prun, const struct ao_proc_result 
                 describe_failure(run, result);
         else
                 run->outcome.ok = read_outputs(run) >= 0;
+        run->reusable = run->outcome.ok && run->input_bytes <= REUSE_INPUT_MAX && group_gone(result->pid);
+        /*
+         * Before the callback: what it starts next (the loader's next --config, a queue's next
+         * task) finds this directory idle already. The outcome holds copies, nothing in it.
+         */
+        workspace_release_run_dir(&run->runner->workspace, TAKE_PTR(run->dir), run->key, run->profile,
+                                  &files_of_mode[run->mode], run->reusable);
+        bool trim = run->input_bytes >= TRIM_AFTER_INPUT;
         run->on_done(&run->outcome, run->userdata);
         run_free(run);
-}
-
-/* --config output goes to a file: a configuration may be one long JSON line, which the log would cut. */
-static int open_config_output(const struct hook_run *run, const struct ao_sandbox_profile *profile,
-                              int *ret_fd, struct ao_error *reterr)
-{
-        int r = workspace_write(run->dir, OUTPUT_CONFIG, "", 0, profile, reterr);
-        if (r < 0)
-                return r;
-        _cleanup_free_ char *path = ao_xasprintf("%s/%s", run->dir, OUTPUT_CONFIG);
-        int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd < 0)
-                return ao_error_set(reterr, ao_negative_errno(), "cannot open '%s': %s", path,
-                                    strerror(errno));
-        *ret_fd = fd;
-        return 0;
+        /* After the callback: the caller's binding contexts are gone with its finished task by now. */
+        if (trim)
+                (void) malloc_trim(0);
 }
 
 static char *directory_of(const char *path)
@@ -351,14 +423,9 @@ static char *directory_of(const char *path)
         return slash == path ? ao_xstrdup("/") : ao_xstrndup(path, (size_t) (slash - path));
 }
 
-static int spawn(struct hook_run *run, const struct ao_hook_run_request *req, struct ao_error *reterr)
+static int spawn(struct hook_run *run, const struct ao_hook_run_request *req, int stdout_fd,
+                 struct ao_error *reterr)
 {
-        _cleanup_close_ int stdout_fd = -1;
-        if (req->mode == AO_HOOK_RUN_CONFIG) {
-                int r = open_config_output(run, req->profile, &stdout_fd, reterr);
-                if (r < 0)
-                        return r;
-        }
         struct env_builder env = {0};
         build_env(run, req, &env);
         _cleanup_free_ char *path = absolute_path(req->path);
@@ -392,11 +459,10 @@ int ao_hook_run_start(struct ao_hook_runner *runner, const struct ao_hook_run_re
             req->mode >= _AO_HOOK_RUN_MODE_MAX)
                 return ao_error_set(reterr, -EINVAL, "hooks: hook_name, path, mode and on_done are required");
         struct hook_run *run = run_new(runner, req);
-        int r = workspace_new_run_dir(&runner->workspace, req->hook_name, req->profile, &run->dir, reterr);
+        _cleanup_close_ int stdout_fd = -1;
+        int r = prepare_dir(run, req, &stdout_fd, reterr);
         if (r >= 0)
-                r = write_inputs(run, req, reterr);
-        if (r >= 0)
-                r = spawn(run, req, reterr);
+                r = spawn(run, req, stdout_fd, reterr);
         if (r < 0) {
                 ao_error_prefix(reterr, "hook '%s'", req->hook_name);
                 run_free(run);

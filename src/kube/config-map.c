@@ -150,7 +150,8 @@ static void on_synced(struct ao_informer_sub *sub, void *userdata)
                 cm->options.on_ready(r < 0 ? &err : NULL, cm->options.userdata);
 }
 
-static void on_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj, void *userdata)
+static void on_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj, bool partial,
+                     void *userdata)
 {
         struct ao_config_map *cm = userdata;
         struct ao_error err = {0};

@@ -17,10 +17,18 @@
  * subscription or an informer under the loop's feet: they are marked and reaped afterwards,
  * and an informer left without subscribers is stopped from a deferred callback (curl does not
  * allow removing a transfer from inside its own write callback).
+ *
+ * What is kept per object: its key in the store and its resourceVersion, ~100 bytes with the
+ * hash slot. The compact JSON texts go into an arena of mmap'd blocks while a list is read, so
+ * that subscribers can be handed the objects when they are told they are synced; once none is
+ * waiting any more the arena is unmapped in one piece. (Texts malloc'd one by one and freed
+ * between the keys that stay would leave the heap as large as before: 100,000 ConfigMaps kept
+ * ~25 MB that way.) A subscriber arriving after that gets a fresh LIST.
  */
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "ao/alloc.h"
 #include "ao/hashmap.h"
@@ -38,7 +46,9 @@
 #define BACKOFF_MAX_USEC      30000000ULL
 #define WATCH_TIMEOUT_MIN_SEC 300 /* the server ends each watch after 5-10 min, at random */
 #define WATCH_TIMEOUT_SPREAD  300
-#define WATCH_IDLE_GRACE_SEC  60 /* no byte for timeoutSeconds + this: the connection is dead */
+#define WATCH_IDLE_GRACE_SEC  60           /* no byte for timeoutSeconds + this: the connection is dead */
+#define TEXT_BLOCK_FIRST      (64u * 1024) /* text arena blocks double from here ... */
+#define TEXT_BLOCK_MAX        (8u * 1024 * 1024) /* ... to here (larger only for one larger object) */
 
 enum informer_phase {
         PHASE_LISTING,
@@ -46,10 +56,17 @@ enum informer_phase {
         PHASE_BACKOFF,
 };
 
+/* JSON texts, appended to blocks of their own mappings: all of them go back to the system at once. */
+struct text_block {
+        struct text_block *next;
+        size_t used, size; /* size: the whole mapping */
+        char data[];
+};
+
 /* One object as the informer keeps it. */
 struct stored_object {
-        char *json; /* compact text */
-        char *resource_version;
+        const char *json;        /* compact text in its store's arena; NULL when not kept */
+        char resource_version[]; /* "" when the object had none */
 };
 
 struct ao_informer_sub {
@@ -69,8 +86,12 @@ struct informer {
         char *ns, *label_selector, *field_selector;
         char *collection; /* the resource's path for this namespace */
         enum informer_phase phase;
-        struct ao_hashmap *objects; /* "ns/name" → stored_object */
-        struct ao_hashmap *listing; /* the store a (re)list is filling */
+        struct ao_hashmap *objects;       /* "ns/name" → stored_object */
+        struct text_block *texts;         /* the objects' texts while texts_held */
+        bool texts_held;                  /* until no subscriber waits for its synced callback */
+        struct ao_hashmap *listing;       /* the store a (re)list is filling */
+        struct text_block *listing_texts; /* its texts */
+        struct ao_source *relist_defer;   /* a subscriber came after the texts were dropped */
         char *continue_token;
         char *resource_version; /* where the next watch starts */
         bool synced;            /* the first list is done */
@@ -99,14 +120,40 @@ static void start_watch(struct informer *inf);
 
 /* ---- stored objects --------------------------------------------------------------------------- */
 
+static void texts_free(struct text_block *b)
+{
+        while (b) {
+                struct text_block *next = b->next;
+                (void) munmap(b, b->size);
+                b = next;
+        }
+}
+
+/* A copy of @text (@len bytes and a NUL) in the arena at *@head. */
+static const char *texts_put(struct text_block **head, const char *text, size_t len)
+{
+        struct text_block *b = *head;
+        if (!b || b->size - b->used < len + 1) {
+                size_t size = b ? AO_MIN((size_t) b->size * 2, (size_t) TEXT_BLOCK_MAX) : TEXT_BLOCK_FIRST;
+                size_t page = (size_t) sysconf(_SC_PAGESIZE);
+                size = AO_MAX(size, (sizeof(*b) + len + 1 + page - 1) / page * page);
+                struct text_block *fresh =
+                    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                if (fresh == MAP_FAILED)
+                        abort(); /* out of memory: as ao_x* do */
+                *fresh = (struct text_block){.next = b, .used = sizeof(*fresh), .size = size};
+                *head = b = fresh;
+        }
+        char *copy = (char *) b + b->used;
+        memcpy(copy, text, len);
+        copy[len] = '\0';
+        b->used += len + 1;
+        return copy;
+}
+
 static void stored_free(void *p)
 {
-        struct stored_object *o = p;
-        if (!o)
-                return;
-        free(o->json);
-        free(o->resource_version);
-        free(o);
+        free(p);
 }
 
 static const char *json_string_at(const cJSON *obj, const char *a, const char *b)
@@ -126,15 +173,50 @@ static char *object_key(const cJSON *obj)
         return ns && *ns ? ao_xasprintf("%s/%s", ns, name) : ao_xstrdup(name);
 }
 
-static struct stored_object *stored_new(const cJSON *obj)
+/* @obj's resourceVersion and, with @texts, its compact text in that arena. */
+static struct stored_object *stored_new(const cJSON *obj, struct text_block **texts)
 {
-        struct stored_object *o = ao_xcalloc(1, sizeof(*o));
-        o->json = cJSON_PrintUnformatted(obj);
-        if (!o->json)
-                abort(); /* allocation failure: as ao_x* do */
         const char *rv = json_string_at(obj, "metadata", "resourceVersion");
-        o->resource_version = ao_xstrdup(rv ? rv : "");
+        size_t rv_len = rv ? strlen(rv) : 0;
+        struct stored_object *o = ao_xmalloc(sizeof(*o) + rv_len + 1);
+        memcpy(o->resource_version, rv ? rv : "", rv_len + 1);
+        o->json = NULL;
+        if (texts) {
+                char *json = cJSON_PrintUnformatted(obj);
+                if (!json)
+                        abort(); /* allocation failure: as ao_x* do */
+                o->json = texts_put(texts, json, strlen(json));
+                free(json);
+        }
         return o;
+}
+
+/* What subscribers get for a deleted object whose text is gone: who it was, at which version. */
+static cJSON *stub_object(const struct informer *inf, const char *key, const struct stored_object *o)
+{
+        cJSON *obj = cJSON_CreateObject(), *meta = cJSON_CreateObject();
+        cJSON_AddStringToObject(obj, "apiVersion", inf->res->api_version);
+        cJSON_AddStringToObject(obj, "kind", inf->res->kind);
+        cJSON_AddItemToObject(obj, "metadata", meta);
+        /* Keys are "namespace/name" or, cluster-scoped, "name": neither part can hold a '/'. */
+        const char *slash = strchr(key, '/');
+        cJSON_AddStringToObject(meta, "name", slash ? slash + 1 : key);
+        if (slash) {
+                char *ns = ao_xstrndup(key, (size_t) (slash - key));
+                cJSON_AddStringToObject(meta, "namespace", ns);
+                free(ns);
+        }
+        if (*o->resource_version)
+                cJSON_AddStringToObject(meta, "resourceVersion", o->resource_version);
+        return obj;
+}
+
+/* The object as it was, or a stub when its text is gone. */
+static cJSON *stored_object_json(const struct informer *inf, const char *key, const struct stored_object *o,
+                                 bool *ret_partial)
+{
+        *ret_partial = !o->json;
+        return o->json ? cJSON_Parse(o->json) : stub_object(inf, key, o);
 }
 
 /* ---- subscribers ------------------------------------------------------------------------------ */
@@ -146,6 +228,7 @@ static void sub_free(struct ao_informer_sub *sub)
 }
 
 static void schedule_stop(struct informer *inf);
+static void maybe_drop_texts(struct informer *inf);
 
 /* Free subscriptions marked gone; called when no dispatch is running. */
 static void reap_subs(struct informer *inf)
@@ -160,18 +243,42 @@ static void reap_subs(struct informer *inf)
                 *pp = sub->next;
                 sub_free(sub);
         }
+        maybe_drop_texts(inf); /* the subscriber the texts were kept for may be among them */
         if (inf->n_subs == 0)
                 schedule_stop(inf);
 }
 
-static void notify(struct informer *inf, enum ao_watch_type type, const cJSON *obj)
+static void notify(struct informer *inf, enum ao_watch_type type, const cJSON *obj, bool partial)
 {
         inf->dispatching++;
         for (struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
                 if (sub->synced && !sub->gone && sub->ops.event)
-                        sub->ops.event(sub, type, obj, sub->userdata);
+                        sub->ops.event(sub, type, obj, partial, sub->userdata);
         if (--inf->dispatching == 0)
                 reap_subs(inf);
+}
+
+/* A subscriber that has not had its synced callback yet (and will read the texts in it). */
+static bool sub_waiting(const struct informer *inf)
+{
+        for (const struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
+                if (!sub->synced && !sub->gone)
+                        return true;
+        return false;
+}
+
+/* Nobody waits for the objects' texts any more: unmap them, keep keys and versions. */
+static void maybe_drop_texts(struct informer *inf)
+{
+        if (!inf->texts_held || sub_waiting(inf))
+                return;
+        size_t iter = 0;
+        void *value;
+        while (ao_hashmap_next(inf->objects, &iter, NULL, &value))
+                ((struct stored_object *) value)->json = NULL;
+        texts_free(inf->texts);
+        inf->texts = NULL;
+        inf->texts_held = false;
 }
 
 static int on_sub_synced(struct ao_source *s, void *userdata)
@@ -179,14 +286,17 @@ static int on_sub_synced(struct ao_source *s, void *userdata)
         struct ao_informer_sub *sub = userdata;
         struct informer *inf = sub->inf;
         sub->sync_defer = ao_source_free(sub->sync_defer);
-        if (sub->gone)
+        if (sub->gone) {
+                maybe_drop_texts(inf);
                 return 0;
+        }
         sub->synced = true;
         inf->dispatching++;
         if (sub->ops.synced)
                 sub->ops.synced(sub, sub->userdata);
         if (--inf->dispatching == 0)
                 reap_subs(inf);
+        maybe_drop_texts(inf);
         return 0;
 }
 
@@ -257,34 +367,36 @@ static void append_selectors(struct ao_strbuf *q, const struct informer *inf)
 static void replace_store(struct informer *inf)
 {
         struct ao_hashmap *old = inf->objects, *fresh = inf->listing;
+        struct text_block *old_texts = inf->texts;
         inf->objects = fresh;
+        inf->texts = inf->listing_texts;
+        inf->texts_held = true; /* a fresh list has every text, until no subscriber waits for them */
         inf->listing = NULL;
-        if (!inf->synced) {
-                ao_hashmap_free(old);
-                return;
-        }
+        inf->listing_texts = NULL;
         size_t iter = 0;
         const char *key;
         void *value;
-        while (ao_hashmap_next(fresh, &iter, &key, &value)) {
+        while (inf->synced && ao_hashmap_next(fresh, &iter, &key, &value)) {
                 struct stored_object *now = value, *before = ao_hashmap_get(old, key);
                 if (before && strcmp(before->resource_version, now->resource_version) == 0)
                         continue;
                 cJSON *obj = cJSON_Parse(now->json);
                 if (obj)
-                        notify(inf, before ? AO_WATCH_EVENT_MODIFIED : AO_WATCH_EVENT_ADDED, obj);
+                        notify(inf, before ? AO_WATCH_EVENT_MODIFIED : AO_WATCH_EVENT_ADDED, obj, false);
                 cJSON_Delete(obj);
         }
         iter = 0;
-        while (ao_hashmap_next(old, &iter, &key, &value)) {
+        while (inf->synced && ao_hashmap_next(old, &iter, &key, &value)) {
                 if (ao_hashmap_get(fresh, key))
                         continue;
-                cJSON *obj = cJSON_Parse(((struct stored_object *) value)->json);
+                bool partial;
+                cJSON *obj = stored_object_json(inf, key, value, &partial);
                 if (obj)
-                        notify(inf, AO_WATCH_EVENT_DELETED, obj);
+                        notify(inf, AO_WATCH_EVENT_DELETED, obj, partial);
                 cJSON_Delete(obj);
         }
         ao_hashmap_free(old);
+        texts_free(old_texts);
 }
 
 static void list_finished(struct informer *inf, const char *resource_version)
@@ -292,11 +404,12 @@ static void list_finished(struct informer *inf, const char *resource_version)
         free(inf->resource_version);
         inf->resource_version = resource_version ? ao_xstrdup(resource_version) : NULL;
         replace_store(inf);
-        if (!inf->synced) {
-                inf->synced = true;
-                for (struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
+        inf->synced = true;
+        /* Those from before the first list, and any that came for a list since. */
+        for (struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
+                if (!sub->gone)
                         sub_schedule_synced(sub);
-        }
+        maybe_drop_texts(inf);
         start_watch(inf);
 }
 
@@ -307,7 +420,7 @@ static void store_page(struct informer *inf, cJSON *items)
         {
                 char *key = object_key(item);
                 if (key)
-                        ao_hashmap_put(inf->listing, key, stored_new(item));
+                        ao_hashmap_put(inf->listing, key, stored_new(item, &inf->listing_texts));
                 free(key);
         }
 }
@@ -360,7 +473,9 @@ static void start_list(struct informer *inf)
         inf->phase = PHASE_LISTING;
         if (!inf->continue_token) {
                 ao_hashmap_free(inf->listing);
+                texts_free(inf->listing_texts);
                 inf->listing = ao_hashmap_new(stored_free);
+                inf->listing_texts = NULL;
         }
         struct ao_strbuf q = {0};
         unsigned limit = inf->reg->options.page_size ? inf->reg->options.page_size : PAGE_SIZE_DEFAULT;
@@ -389,11 +504,13 @@ static void apply_event(struct informer *inf, enum ao_watch_type type, const cJS
         if (type == AO_WATCH_EVENT_DELETED) {
                 bool known = ao_hashmap_remove(inf->objects, key);
                 if (known)
-                        notify(inf, type, obj);
+                        notify(inf, type, obj, false);
         } else {
-                bool added = ao_hashmap_put(inf->objects, key, stored_new(obj));
+                /* While a subscriber still waits to read the store, it must read this version. */
+                struct stored_object *o = stored_new(obj, inf->texts_held ? &inf->texts : NULL);
+                bool added = ao_hashmap_put(inf->objects, key, o);
                 /* A MODIFIED for an object we never saw (or an ADDED we had) is what it is now. */
-                notify(inf, added ? AO_WATCH_EVENT_ADDED : AO_WATCH_EVENT_MODIFIED, obj);
+                notify(inf, added ? AO_WATCH_EVENT_ADDED : AO_WATCH_EVENT_MODIFIED, obj, false);
         }
         free(key);
 }
@@ -503,9 +620,12 @@ static void informer_free(struct informer *inf)
         ao_kube_request_cancel(inf->request);
         ao_source_free(inf->retry_timer);
         ao_source_free(inf->stop_defer);
+        ao_source_free(inf->relist_defer);
         ao_watch_decoder_free(inf->decoder);
         ao_hashmap_free(inf->objects);
         ao_hashmap_free(inf->listing);
+        texts_free(inf->texts);
+        texts_free(inf->listing_texts);
         while (inf->subs) {
                 struct ao_informer_sub *next = inf->subs->next;
                 sub_free(inf->subs);
@@ -567,6 +687,36 @@ static struct informer *informer_new(struct ao_informers *reg, const char *key,
         (void) ao_source_set_enabled(inf->retry_timer, AO_SOURCE_OFF);
         (void) ao_source_set_description(inf->retry_timer, "informer-retry");
         return inf;
+}
+
+/* ---- late subscribers ------------------------------------------------------------------------- */
+
+static int on_relist(struct ao_source *s, void *userdata)
+{
+        struct informer *inf = userdata;
+        inf->relist_defer = ao_source_free(inf->relist_defer);
+        if (inf->phase != PHASE_WATCHING || !sub_waiting(inf))
+                return 0;
+        ao_log(AO_LOG_DEBUG, "informer %s: a new subscriber: listing again", inf->key);
+        ao_kube_request_cancel(inf->request);
+        inf->request = NULL;
+        start_list(inf);
+        return 0;
+}
+
+/*
+ * A subscriber joined after the texts were dropped: it gets the objects from a new list. A list
+ * in flight will do; after a back-off the informer lists instead of watching; a running watch
+ * is replaced from the loop (curl forbids removing a transfer inside its own callbacks).
+ */
+static void request_relist(struct informer *inf)
+{
+        if (inf->phase == PHASE_BACKOFF)
+                inf->relist_after_backoff = true;
+        if (inf->phase != PHASE_WATCHING || inf->relist_defer)
+                return;
+        if (ao_reactor_add_defer(inf->reg->reactor, &inf->relist_defer, on_relist, inf) < 0)
+                ao_log(AO_LOG_ERROR, "informer %s: cannot schedule a list for a new subscriber", inf->key);
 }
 
 /* ---- public API ------------------------------------------------------------------------------- */
@@ -632,8 +782,11 @@ int ao_informers_subscribe(struct ao_informers *reg, const struct ao_kube_resour
         inf->n_subs++;
         if (fresh)
                 start_list(inf);
-        else if (inf->synced)
+        else if (inf->synced && inf->texts_held)
                 sub_schedule_synced(sub);
+        else if (inf->synced)
+                request_relist(inf);
+        /* else: the first list is on its way and syncs it */
         *ret = sub;
         return 0;
 }
@@ -658,6 +811,10 @@ void ao_informer_sub_foreach(struct ao_informer_sub *sub, ao_informer_object_han
 {
         size_t iter = 0;
         void *value;
+        if (!sub->inf->texts_held) {
+                ao_log(AO_LOG_DEBUG, "informer %s: objects read outside a synced callback", sub->inf->key);
+                return;
+        }
         while (ao_hashmap_next(sub->inf->objects, &iter, NULL, &value)) {
                 cJSON *obj = cJSON_Parse(((struct stored_object *) value)->json);
                 if (obj)

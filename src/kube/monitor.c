@@ -20,11 +20,17 @@
 #include "ao/reactor.h"
 #include "ao/yaml.h"
 
+/*
+ * One object as a binding keeps it: one allocation of ~80 bytes for a short name and filter
+ * result. The filter result is kept as its canonical text, parsed again when a context needs it:
+ * a cJSON tree costs a node (64 bytes) and an allocation per value, per object.
+ */
 struct item {
-        char *ns, *name;
-        cJSON *object;        /* NULL unless keepFullObjectsInMemory */
-        cJSON *filter_result; /* NULL without a jqFilter */
+        const char *ns, *name;   /* in data */
+        const char *filter_text; /* in data: the jqFilter result's canonical JSON; NULL without a jqFilter */
+        cJSON *object;           /* owned; NULL unless keepFullObjectsInMemory */
         uint64_t checksum;
+        char data[]; /* ns, name and filter_text, each NUL-terminated */
 };
 
 struct ns_watch {
@@ -60,11 +66,21 @@ static void item_free(void *p)
         struct item *it = p;
         if (!it)
                 return;
-        free(it->ns);
-        free(it->name);
         cJSON_Delete(it->object);
-        cJSON_Delete(it->filter_result);
         free(it);
+}
+
+/* An item holding copies of @ns, @name and @filter_text (may be NULL). */
+static struct item *item_new(const char *ns, const char *name, const char *filter_text)
+{
+        size_t n_ns = strlen(ns) + 1, n_name = strlen(name) + 1,
+               n_text = filter_text ? strlen(filter_text) + 1 : 0;
+        struct item *it = ao_xmalloc(sizeof(*it) + n_ns + n_name + n_text);
+        char *p = it->data;
+        *it = (struct item){.ns = memcpy(p, ns, n_ns), .name = memcpy(p + n_ns, name, n_name)};
+        if (filter_text)
+                it->filter_text = memcpy(p + n_ns + n_name, filter_text, n_text);
+        return it;
 }
 
 static const char *meta_string(const cJSON *obj, const char *field)
@@ -91,28 +107,27 @@ static uint64_t checksum_of(const char *text)
 /* The item for @obj; NULL when the jqFilter fails on it (logged: the object is skipped). */
 static struct item *item_build(struct ao_kube_monitor *m, const cJSON *obj)
 {
-        struct item *it = ao_xcalloc(1, sizeof(*it));
-        it->ns = ao_xstrdup(meta_string(obj, "namespace"));
-        it->name = ao_xstrdup(meta_string(obj, "name"));
+        const char *ns = meta_string(obj, "namespace"), *name = meta_string(obj, "name");
         char *text = NULL;
         if (m->b->jq_filter) {
                 struct ao_error err = {0};
+                cJSON *result = NULL;
                 uint64_t start = ao_clock_now_usec();
-                int r = ao_jq_apply(m->env.jq, m->b->jq_filter, obj, &it->filter_result, &text, &err);
+                int r = ao_jq_apply(m->env.jq, m->b->jq_filter, obj, &result, &text, &err);
                 if (m->env.on_jq)
                         m->env.on_jq(m->userdata, ao_clock_now_usec() - start);
+                cJSON_Delete(result);
                 if (r < 0) {
-                        ao_log_with(AO_LOG_ERROR,
-                                    AO_LOG_FIELDS({"hook", m->hook_name}, {"binding", m->b->name}),
-                                    "hook '%s', binding '%s': jqFilter on %s '%s%s%s': %s; object skipped",
-                                    m->hook_name, m->b->name, m->res->kind, it->ns, *it->ns ? "/" : "",
-                                    it->name, err.msg);
-                        item_free(it);
+                        ao_log_with(
+                            AO_LOG_ERROR, AO_LOG_FIELDS({"hook", m->hook_name}, {"binding", m->b->name}),
+                            "hook '%s', binding '%s': jqFilter on %s '%s%s%s': %s; object skipped",
+                            m->hook_name, m->b->name, m->res->kind, ns, *ns ? "/" : "", name, err.msg);
                         return NULL;
                 }
         } else {
                 text = ao_json_canonical(obj);
         }
+        struct item *it = item_new(ns, name, m->b->jq_filter ? text : NULL);
         it->checksum = checksum_of(text);
         free(text);
         if (m->b->keep_full_objects_in_memory)
@@ -128,10 +143,11 @@ static cJSON *item_to_json(const struct ao_kube_monitor *m, const struct item *i
                 const cJSON *obj = event_object ? event_object : it->object;
                 cJSON_AddItemToObject(j, "object", obj ? cJSON_Duplicate(obj, true) : cJSON_CreateNull());
         }
-        if (m->b->jq_filter)
-                cJSON_AddItemToObject(j, "filterResult",
-                                      it->filter_result ? cJSON_Duplicate(it->filter_result, true)
-                                                        : cJSON_CreateNull());
+        if (m->b->jq_filter) {
+                /* Our own canonical text: it parses, unless memory ran out (then null, not a crash). */
+                cJSON *result = it->filter_text ? cJSON_Parse(it->filter_text) : NULL;
+                cJSON_AddItemToObject(j, "filterResult", result ? result : cJSON_CreateNull());
+        }
         return j;
 }
 
@@ -158,16 +174,21 @@ static void upsert(struct ao_kube_monitor *m, const cJSON *obj, bool live)
                 fire(m, event, it, obj);
 }
 
-static void remove_object(struct ao_kube_monitor *m, const cJSON *obj)
+/*
+ * The filter result of what was deleted, as the Go operator reports it: of the object the watch
+ * event carries, or (@partial: a deletion a re-list found, the informer has only a stub) of the
+ * last state seen, which is what the item holds; the object too, with keepFullObjectsInMemory.
+ */
+static void remove_object(struct ao_kube_monitor *m, const cJSON *obj, bool partial)
 {
         char *key = item_key(meta_string(obj, "namespace"), meta_string(obj, "name"));
         struct item *it = ao_hashmap_take(m->items, key);
         free(key);
         if (!it)
                 return;
-        /* The filter result of what was deleted, as the Go operator reports it. */
-        struct item *last = m->b->jq_filter ? item_build(m, obj) : NULL;
-        fire(m, AO_WATCH_DELETED, last ? last : it, obj);
+        struct item *last = m->b->jq_filter && !partial ? item_build(m, obj) : NULL;
+        const cJSON *object = partial && it->object ? it->object : obj;
+        fire(m, AO_WATCH_DELETED, last ? last : it, object);
         item_free(last);
         item_free(it);
 }
@@ -225,12 +246,12 @@ static void on_sub_synced(struct ao_informer_sub *sub, void *userdata)
         check_synced(w->m);
 }
 
-static void on_sub_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj,
+static void on_sub_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj, bool partial,
                          void *userdata)
 {
         struct ns_watch *w = userdata;
         if (type == AO_WATCH_EVENT_DELETED)
-                remove_object(w->m, obj);
+                remove_object(w->m, obj, partial);
         else
                 upsert(w->m, obj, w->m->synced);
 }
@@ -309,7 +330,7 @@ static void on_namespaces_synced(struct ao_informer_sub *sub, void *userdata)
 }
 
 static void on_namespace_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj,
-                               void *userdata)
+                               bool partial, void *userdata)
 {
         struct ao_kube_monitor *m = userdata;
         if (type == AO_WATCH_EVENT_DELETED)

@@ -150,10 +150,27 @@ static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds,
                 (void) close(pidfd);
 }
 
+/*
+ * Keep only stdio and the two fds of the protocol. Whatever else the operator had open when it
+ * started us came along through exec: libcurl does not make its sockets close-on-exec, so a
+ * spawner started after the first requests held API-server connections the operator had long
+ * closed (a cancelled watch stayed open on the server for as long as the spawner ran).
+ */
+static void close_inherited_fds(void)
+{
+        if (syscall(SYS_close_range, SPAWNER_LISTENER_FD + 1, ~0U, 0) == 0)
+                return;
+        /* COMPAT(kernel 5.9): no close_range. */
+        long max = sysconf(_SC_OPEN_MAX);
+        for (long fd = SPAWNER_LISTENER_FD + 1; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+                (void) close((int) fd);
+}
+
 int main(void)
 {
         /* The operator is our parent: die with it, and never outlive it holding children. */
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close_inherited_fds();
         /*
          * Hooks run as our user (unless their profile drops it): keep them out of our memory through
          * /proc/<pid>/mem and ptrace, as the operator keeps them out of its own. A spawner still

@@ -91,6 +91,9 @@ hook global/hooks/grouped.sh '{"configVersion":"v1","kubernetes":[{"name":"g-cm"
 mkdir -p "$work/modules/010-kmod"
 printf 'kmod: {}\n' >"$work/modules/010-kmod/values.yaml"
 hook modules/010-kmod/hooks/watch.sh '{"configVersion":"v1","onStartup":1,"beforeHelm":1,"kubernetes":[{"name":"two","kind":"ConfigMap","nameSelector":{"matchNames":["cm2"]},"jqFilter":".metadata.name","executeHookOnEvent":[],"keepFullObjectsInMemory":false}]}'
+# A module binding with the global hooks' selectors: it joins their informer after it synced (the
+# informer keeps no object texts by then) and must still get every object.
+hook modules/010-kmod/hooks/late.sh '{"configVersion":"v1","kubernetes":[{"name":"late","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["test"]}},"jqFilter":".metadata.name","executeHookOnEvent":[],"keepFullObjectsInMemory":false}]}'
 printf 'kmodEnabled: true\n' >"$work/modules/values.yaml"
 
 printf 'kmodEnabled: "true"\n' >"$work/config.yaml"
@@ -118,6 +121,9 @@ is "$(ctx "$work/logs/watch.sh.log" 2)" \
         "module Synchronization: the name selector picks cm2"
 is "$(ctx "$work/logs/watch.sh.log" 3)" \
         '{"binding":"beforeHelm","snapshots":{"two":[{"filterResult":"cm2"}]}}' "beforeHelm carries the binding's snapshot"
+is "$(ctx "$work/logs/late.sh.log" 1)" \
+        '{"binding":"late","objects":[{"filterResult":"cm1"},{"filterResult":"cm2"}],"type":"Synchronization"}' \
+        "a binding that joins a shared informer later gets every object"
 
 # ---- metrics ---------------------------------------------------------------------------------------
 port=$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)

@@ -20,6 +20,8 @@
 #include "ao/sandbox.h"
 #include "ao/yaml.h"
 
+static int rm_rf(const char *path);
+
 static struct ao_reactor *reactor;
 static struct ao_proc *proc;
 static struct ao_hook_runner *runner;
@@ -144,6 +146,56 @@ static size_t count_entries(const char *dir)
         return n;
 }
 
+/* Protocol file names: what an idle run directory may hold. */
+static bool is_protocol_file(const char *name)
+{
+        static const char *const names[] = {
+            "binding-context.json",     "values.json",  "config-values.json", "values.json-patch",
+            "config-values.json-patch", "metrics.json", "kubernetes-patch",   "module-enabled-result",
+            "module-enabled-reason",    "config-output"};
+        for (size_t i = 0; i < AO_ARRAY_SIZE(names); i++)
+                if (strcmp(name, names[i]) == 0)
+                        return true;
+        return false;
+}
+
+/*
+ * What runs leave in the runner's directory is at most idle run directories for the next run:
+ * each holds protocol files only, its outputs emptied (the inputs wait to be rewritten).
+ */
+static bool only_idle_dirs(void)
+{
+        DIR *d = opendir(ao_hook_runner_dir(runner));
+        bool ok = d != NULL;
+        struct dirent *de;
+        while (ok && (de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                char *sub = ao_xasprintf("%s/%s", ao_hook_runner_dir(runner), de->d_name);
+                DIR *r = opendir(sub);
+                struct dirent *f;
+                ok = r != NULL;
+                while (ok && (f = readdir(r))) {
+                        if (f->d_name[0] == '.')
+                                continue;
+                        char *path = ao_xasprintf("%s/%s", sub, f->d_name);
+                        struct stat st;
+                        bool input = strcmp(f->d_name, "values.json") == 0 ||
+                                     strcmp(f->d_name, "config-values.json") == 0 ||
+                                     strcmp(f->d_name, "binding-context.json") == 0;
+                        ok = is_protocol_file(f->d_name) && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+                             (input || st.st_size == 0);
+                        free(path);
+                }
+                if (r)
+                        closedir(r);
+                free(sub);
+        }
+        if (d)
+                closedir(d);
+        return ok;
+}
+
 static void test_event_protocol(void)
 {
         char *out = ao_xasprintf("%s/out", scratch);
@@ -214,7 +266,9 @@ static void test_event_protocol(void)
         char *want = ao_xasprintf("%s\n", working_dir);
         tap_is_str(wd, want, "event: WORKING_DIR is the hooks root");
         tap_is_str(cwd, want, "event: the hook runs in its own directory");
-        tap_is_int(count_entries(ao_hook_runner_dir(runner)), 0, "event: the run directory is gone");
+        tap_is_int(count_entries(ao_hook_runner_dir(runner)), 1,
+                   "event: the run directory is kept idle for the module's next run");
+        tap_ok(only_idle_dirs(), "event: only protocol files are left in it, outputs emptied");
         tap_is_int(ao_hook_runner_active(runner), 0, "event: no run left active");
         free(wd), free(cwd), free(want), free(wd_path), free(cwd_path);
         result_done(&r);
@@ -238,6 +292,14 @@ static void test_config_output(void)
                    "config: the whole output arrived");
         tap_ok(r.config_text && strncmp(r.config_text, "{\"configVersion\":\"v1\"", 21) == 0,
                "config: it starts as written");
+        result_done(&r);
+        free(hook);
+        /* The next --config run reuses the directory: nothing of the long output before is left. */
+        hook = make_hook("config2.sh", "echo '{\"configVersion\":\"v1\",\"onStartup\":2}'");
+        req.path = hook;
+        tap_is_int(run(&req, &r), 0, "config again: started");
+        tap_is_str(r.config_text, "{\"configVersion\":\"v1\",\"onStartup\":2}\n",
+                   "config again: exactly this run's output");
         result_done(&r);
         free(hook);
 }
@@ -275,9 +337,12 @@ static void check_event(const char *what, const char *values_key, const char *bo
         char *hook = make_hook("check.sh", body);
         struct ao_hook_run_request req = {.mode = AO_HOOK_RUN_EVENT, .path = hook, .values_key = values_key};
         struct result r;
+        size_t before = count_entries(ao_hook_runner_dir(runner));
         tap_is_int(run(&req, &r), 0, "%s: started", what);
         tap_is_str(r.ok ? "" : r.error, want_error, "%s", what);
-        tap_is_int(count_entries(ao_hook_runner_dir(runner)), 0, "%s: run directory removed", what);
+        /* A failed run's directory goes; a clean one's takes the place of the idle one it reused. */
+        tap_ok(count_entries(ao_hook_runner_dir(runner)) <= before + (r.ok ? 1 : 0) && only_idle_dirs(),
+               "%s: run directory removed or left idle with nothing in it", what);
         result_done(&r);
         free(hook);
 }
@@ -343,6 +408,118 @@ static void test_launch_failure(void)
         tap_is_str(r.error, "hook 'hooks/test.sh' failed: chdir: No such file or directory",
                    "missing executable: error");
         result_done(&r);
+}
+
+/* One event run of a hook of @module that appends "<dir inode> <dir>" to @log; ok or not. */
+static bool run_module(const char *module, const char *body, const char *values_json)
+{
+        char *hook = make_hook("reuse.sh", body);
+        cJSON *values = json(values_json);
+        struct ao_hook_run_request req = {.mode = AO_HOOK_RUN_EVENT,
+                                          .path = hook,
+                                          .module = module,
+                                          .values_key = "reuseModule",
+                                          .values = values};
+        struct result r;
+        bool ok = run(&req, &r) == 0 && r.ok;
+        if (!ok)
+                tap_diag("run failed: %s", r.error);
+        result_done(&r);
+        cJSON_Delete(values);
+        free(hook);
+        return ok;
+}
+
+/* Line @n (1-based) of @path, without its newline; malloc'd, "" when missing. */
+static char *line_of(const char *path, int n)
+{
+        char *all = slurp(path), *p = all;
+        for (int i = 1; i < n && p; i++) {
+                p = strchr(p, '\n');
+                p = p ? p + 1 : NULL;
+        }
+        char *line = ao_xstrndup(p ? p : "", p ? strcspn(p, "\n") : 0);
+        free(all);
+        return line;
+}
+
+static void test_reuse(void)
+{
+        char *log = ao_xasprintf("%s/reuse.log", scratch);
+        char *links = ao_xstrdup("/dev/shm/test-hook-run-links.XXXXXX");
+        if (!mkdtemp(links))
+                tap_bail("mkdtemp in /dev/shm");
+        char *target = ao_xasprintf("%s/target", scratch);
+        FILE *f = fopen(target, "w");
+        fputs("untouched", f);
+        fclose(f);
+        /* Each run: its directory, whether the patch file came empty, the values it got; then a patch. */
+        char *record = ao_xasprintf(
+            "d=$(dirname \"$VALUES_PATH\")\n"
+            "echo \"$(stat -c %%i \"$d\") $d $(stat -c %%s \"$VALUES_JSON_PATCH_PATH\") $(cat "
+            "\"$VALUES_PATH\")\" >> %s\n"
+            "echo '{\"op\":\"add\",\"path\":\"/reuseModule/x\",\"value\":1}' > \"$VALUES_JSON_PATCH_PATH\"",
+            log);
+
+        tap_ok(
+            run_module("reuse-module", record, "{\"reuseModule\":{\"long\":\"xxxxxxxxxxxxxxxxxxxxxxxx\"}}"),
+            "reuse: first run");
+        tap_ok(run_module("reuse-module", record, "{\"reuseModule\":{}}"), "reuse: second run");
+        char *one = line_of(log, 1), *two = line_of(log, 2);
+        char ino1[32] = "", dir1[512] = "", ino2[32] = "", dir2[512] = "", size2[32] = "", values2[256] = "";
+        sscanf(one, "%31s %511s", ino1, dir1);
+        sscanf(two, "%31s %511s %31s %255s", ino2, dir2, size2, values2);
+        tap_is_str(ino2, ino1, "reuse: the same module's next run gets the same directory");
+        tap_ok(strcmp(dir1, dir2) != 0, "reuse: under this run's own name (%s, %s)", dir1, dir2);
+        tap_is_str(size2, "0", "reuse: the output the first run wrote comes back empty");
+        tap_is_str(values2, "{\"reuseModule\":{}}",
+                   "reuse: the shorter values replace the longer ones exactly");
+
+        tap_ok(run_module("other-module", record, "{}"), "reuse: a run of another module");
+        char *three = line_of(log, 3);
+        tap_ok(strncmp(three, ino1, strlen(ino1)) != 0 || three[strlen(ino1)] != ' ',
+               "reuse: another module never gets it");
+
+        /* The hook swaps an input for a symbolic link: the next run must not write through it. */
+        char *swap = ao_xasprintf("%s\nln -sf %s \"$VALUES_PATH\"", record, target);
+        tap_ok(run_module("reuse-module", swap, "{}"), "symlink: the run that plants it");
+        tap_ok(run_module("reuse-module", record, "{\"reuseModule\":{\"after\":1}}"),
+               "symlink: the next run succeeds");
+        char *target_text = slurp(target);
+        tap_is_str(target_text, "untouched", "symlink: its target is untouched");
+        char *four = line_of(log, 4), *five = line_of(log, 5);
+        tap_ok(strncmp(four, five, strcspn(four, " ")) != 0, "symlink: the next run got a new directory");
+
+        /* A second name for an input, outside the directory: not written through either. */
+        char *hard = ao_xasprintf("%s\nln \"$VALUES_PATH\" %s/second-name", record, links);
+        tap_ok(run_module("reuse-module", hard, "{\"reuseModule\":{\"linked\":1}}"),
+               "hard link: the run that makes it");
+        tap_ok(run_module("reuse-module", record, "{}"), "hard link: the next run succeeds");
+        char *second_path = ao_xasprintf("%s/second-name", links);
+        char *second = slurp(second_path);
+        tap_is_str(second, "{\"reuseModule\":{\"linked\":1}}",
+                   "hard link: the other name keeps its contents");
+        char *six = line_of(log, 6), *seven = line_of(log, 7);
+        tap_ok(strncmp(six, seven, strcspn(six, " ")) != 0, "hard link: the next run got a new directory");
+
+        /* A process of the run is still there: its directory is not handed on. */
+        char *linger = ao_xasprintf("%s\n(sleep 2 >/dev/null 2>&1 &)", record);
+        tap_ok(run_module("reuse-module", linger, "{}"), "leftover process: the run");
+        tap_ok(run_module("reuse-module", record, "{}"), "leftover process: the next run");
+        char *eight = line_of(log, 8), *nine = line_of(log, 9);
+        tap_ok(strncmp(eight, nine, strcspn(eight, " ")) != 0,
+               "leftover process: the next run got a new directory");
+        tap_ok(only_idle_dirs(), "reuse: nothing but idle directories left");
+
+        free(one), free(two), free(three), free(four), free(five), free(six), free(seven), free(eight),
+            free(nine);
+        free(target_text), free(second), free(second_path), free(hard), free(swap), free(linger),
+            free(record);
+        unlink(target);
+        free(target);
+        rm_rf(links);
+        free(links);
+        free(log);
 }
 
 static void test_keep_files_and_stale_dirs(void)
@@ -438,6 +615,7 @@ int main(void)
         test_enabled_script();
         test_failures();
         test_launch_failure();
+        test_reuse();
         test_keep_files_and_stale_dirs();
         test_sandboxed();
 

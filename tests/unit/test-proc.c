@@ -4,9 +4,11 @@
  * and both launch paths (through the spawner, and in process). Helper
  * programs come from the environment: AO_SPAWNER, AO_HOOKCHECK, AO_MEMHOG.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -481,6 +483,35 @@ static void test_spawner_restart(void)
         outcome_done(&o);
 }
 
+/* The inode of a pipe this process holds without close-on-exec, as libcurl holds its sockets. */
+static ino_t leaked_pipe;
+
+static void test_spawner_fds(void)
+{
+        pid_t spawner = ao_proc_spawner_pid_of(proc, NULL);
+        if (!ao_proc_uses_spawner(proc))
+                return;
+        char dir[64], want[64];
+        snprintf(dir, sizeof(dir), "/proc/%d/fd", (int) spawner);
+        snprintf(want, sizeof(want), "pipe:[%lu]", (unsigned long) leaked_pipe);
+        DIR *d = opendir(dir);
+        bool held = false;
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+                char path[320], target[128];
+                snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+                ssize_t n = readlink(path, target, sizeof(target) - 1);
+                if (n > 0) {
+                        target[n] = '\0';
+                        held |= strcmp(target, want) == 0;
+                }
+        }
+        tap_ok(d && !held, "%s: the spawner keeps none of the operator's fds that are not close-on-exec",
+               mode);
+        if (d)
+                closedir(d);
+}
+
 static void test_sandbox_strict(void)
 {
         const struct ao_sandbox_profile *strict = ao_sandbox_profiles_find(profiles, "strict");
@@ -568,6 +599,12 @@ int main(void)
 
         if (ao_sandbox_profiles_load(NULL, &profiles, &err) < 0)
                 tap_bail(err.msg);
+        /* Open before any spawner starts, and not close-on-exec: what exec alone would pass on. */
+        int leak[2];
+        struct stat leak_st;
+        if (pipe(leak) < 0 || fstat(leak[0], &leak_st) < 0)
+                tap_bail("pipe");
+        leaked_pipe = leak_st.st_ino;
         for (int use_spawner = 1; use_spawner >= 0; use_spawner--) {
                 setup(use_spawner);
                 test_exit_and_output();
@@ -588,6 +625,7 @@ int main(void)
                 test_sandbox_default(log_pipe[0]);
                 test_sandbox_descendants();
                 test_sandbox_strict();
+                test_spawner_fds();
                 test_spawner_restart();
                 test_sandbox_kill_action();
                 test_kill_and_shutdown();
