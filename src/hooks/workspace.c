@@ -435,16 +435,33 @@ int workspace_write(const char *dir, const char *name, const char *data, size_t 
         return 0;
 }
 
+/*
+ * Open the existing @path for writing, only when it is the run's own plain file (never through a
+ * link, never a FIFO: O_NONBLOCK keeps one from stalling the loop before it is refused).
+ */
+static int open_plain_for_write(const char *path, const struct ao_sandbox_profile *profile, int *ret_fd,
+                                struct stat *ret_st)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return ao_negative_errno();
+        if (!is_plain_file(&st, owner_of(profile)))
+                return -EPERM;
+        if (ret_st)
+                *ret_st = st;
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
 int workspace_rewrite(const char *dir, const char *name, const char *data, size_t len,
                       const struct ao_sandbox_profile *profile, struct ao_error *reterr)
 {
         _cleanup_free_ char *path = ao_xasprintf("%s/%s", dir, name);
         /* Not O_TRUNC: nothing is changed before it is known to be the run's own plain file. */
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        _cleanup_close_ int fd = -1;
         struct stat st;
-        int r = fd < 0 || fstat(fd, &st) < 0 ? ao_negative_errno() : 0;
-        if (r >= 0 && !is_plain_file(&st, owner_of(profile)))
-                r = -EPERM;
+        int r = open_plain_for_write(path, profile, &fd, &st);
         /*
          * Over the old contents, then cut what is left of them: the inputs of a hook's runs are
          * mostly the same size, and truncating first would free the tmpfs pages only to allocate
@@ -463,15 +480,9 @@ int workspace_open_output(const char *dir, const char *name, const struct ao_san
                           int *ret_fd, struct ao_error *reterr)
 {
         _cleanup_free_ char *path = ao_xasprintf("%s/%s", dir, name);
-        /* O_NONBLOCK: a FIFO in its place must not stall the loop (and is refused below). */
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        struct stat st;
-        int r = fd < 0 || fstat(fd, &st) < 0 ? ao_negative_errno() : 0;
-        if (r >= 0 && !is_plain_file(&st, owner_of(profile)))
-                r = -EPERM;
+        int r = open_plain_for_write(path, profile, ret_fd, NULL);
         if (r < 0)
                 return ao_error_set(reterr, r, "cannot open '%s': %s", path, strerror(-r));
-        *ret_fd = TAKE_FD(fd);
         return 0;
 }
 
