@@ -222,4 +222,15 @@ char *ao_label_selector_format(const struct ao_label_selector *sel);
 /** Field requirements as the fieldSelector query takes them: "metadata.name=x,status.phase!=Done". */
 char *ao_field_selector_format(const struct ao_field_requirement *reqs, size_t n);
 
+/**
+ * Why @key is not a label key the API server accepts (a qualified name:
+ * an optional lowercase DNS subdomain and '/', then at most 63 characters of
+ * [A-Za-z0-9-_.], alphanumeric at both ends), or NULL when it is one.
+ */
+const char *ao_label_key_problem(const char *key);
+/** Same for a label value: empty, or what the name part of a key may be. */
+const char *ao_label_value_problem(const char *value);
+/** Same for a field selector's field: a non-empty path of [A-Za-z0-9._-]. */
+const char *ao_field_name_problem(const char *field);
+
 void ao_strv_done(struct ao_strv *v);

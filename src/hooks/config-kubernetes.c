@@ -71,12 +71,29 @@ static int compare_members(const void *a, const void *b)
         return strcmp(x->string ? x->string : "", y->string ? y->string : "");
 }
 
+/* A label key and, unless NULL, a value the API server would accept; see label-syntax.c. */
+static int check_label(struct ao_hook_config_ctx *ctx, const char *path, const char *key, const char *value)
+{
+        char buf[AO_HOOK_CONFIG_SHOW_MAX];
+        const char *why = ao_label_key_problem(key);
+
+        if (why)
+                return ao_hook_config_fail(ctx, -EINVAL, path, "label key '%s' %s",
+                                           ao_hook_config_show(buf, key), why);
+        why = value ? ao_label_value_problem(value) : NULL;
+        if (why)
+                return ao_hook_config_fail(ctx, -EINVAL, path, "label value '%s' of '%s' %s",
+                                           ao_hook_config_show(buf, value), key, why);
+        return 0;
+}
+
 /* matchLabels: key → value, appended to @sel as In requirements with one value, sorted by key. */
 static int parse_match_labels(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
                               struct ao_label_selector *sel)
 {
         char buf[AO_HOOK_CONFIG_SHOW_MAX];
         size_t n = 0, i = 0;
+        int r;
 
         for (const cJSON *c = json->child; c; c = c->next)
                 n++;
@@ -100,6 +117,9 @@ static int parse_match_labels(struct ao_hook_config_ctx *ctx, const char *path, 
                             ctx, -EINVAL, path, "value of '%s' must be a string, not %s",
                             ao_hook_config_show(buf, key), ao_hook_config_type_name(members[i]));
                 value = members[i]->valuestring;
+                r = check_label(ctx, path, key, value);
+                if (r < 0)
+                        return r;
 
                 struct ao_label_requirement *req = &sel->requirements[sel->n_requirements++];
                 req->key = ao_xstrdup(key);
@@ -155,7 +175,10 @@ static int parse_match_expression(struct ao_hook_config_ctx *ctx, const char *pa
                 return ao_hook_config_fail(ctx, -EINVAL, p, "must not be empty for operator %s", op);
         if ((req->op == AO_SELECTOR_EXISTS || req->op == AO_SELECTOR_DOES_NOT_EXIST) && req->values.n > 0)
                 return ao_hook_config_fail(ctx, -EINVAL, p, "must be empty for operator %s", op);
-        return 0;
+        r = check_label(ctx, path, key, NULL);
+        for (size_t i = 0; r >= 0 && i < req->values.n; i++)
+                r = check_label(ctx, p, key, req->values.items[i]);
+        return r;
 }
 
 /* A metav1.LabelSelector: matchLabels and/or matchExpressions, ANDed. */
@@ -265,6 +288,10 @@ static int parse_field_requirement(struct ao_hook_config_ctx *ctx, const char *p
         r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "value"), m[2], true, &value);
         if (r < 0)
                 return r;
+        const char *why = ao_field_name_problem(field);
+        if (why)
+                return ao_hook_config_fail(ctx, -EINVAL, ao_hook_config_path(p, path, "field"), "'%s' %s",
+                                           ao_hook_config_show(buf, field), why);
         ret->field = ao_xstrdup(field);
         ret->negated = ops[k].negated;
         ret->value = ao_xstrdup(value);

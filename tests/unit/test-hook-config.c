@@ -103,6 +103,7 @@ static const struct ok_case v1_cases[] = {
      "    matchExpressions:\n"
      "    - {key: env, operator: In, values: [prod, stage]}\n"
      "    - {key: legacy, operator: DoesNotExist}\n"
+     "    - {key: app.kubernetes.io/part-of, operator: NotIn, values: ['', a_b.C-9]}\n"
      "  fieldSelector:\n"
      "    matchExpressions:\n"
      "    - {field: status.phase, operator: NotEquals, value: Done}\n"
@@ -123,7 +124,8 @@ static const struct ok_case v1_cases[] = {
      "jqFilter: .metadata.labels, nameSelector: {matchNames: [a, b]}, "
      "labelSelector: {matchExpressions: [{key: app, operator: In, values: [shop]}, "
      "{key: tier, operator: In, values: [web]}, {key: env, operator: In, values: [prod, stage]}, "
-     "{key: legacy, operator: DoesNotExist}]}, "
+     "{key: legacy, operator: DoesNotExist}, "
+     "{key: app.kubernetes.io/part-of, operator: NotIn, values: ['', a_b.C-9]}]}, "
      "fieldSelector: {matchExpressions: [{field: status.phase, operator: '!=', value: Done}, "
      "{field: spec.nodeName, operator: '=', value: node-1}]}, "
      "namespace: {nameSelector: {matchNames: [default]}, "
@@ -559,6 +561,39 @@ static const struct fail_case fail_cases[] = {
      -EINVAL, HOOK ": kubernetes[0].labelSelector.matchLabels: must be an object, not an array"},
     {"matchLabels empty key", G, V1 "kubernetes:\n- {kind: Pod, labelSelector: {matchLabels: {'': a}}}\n",
      -EINVAL, HOOK ": kubernetes[0].labelSelector.matchLabels: empty key"},
+    /* A ',' in a value would turn one requirement into two in the labelSelector query. */
+    {"matchLabels value that is query syntax", G,
+     V1 "kubernetes:\n- {kind: Pod, labelSelector: {matchLabels: {app: 'web,!admin'}}}\n", -EINVAL,
+     HOOK
+     ": kubernetes[0].labelSelector.matchLabels: label value 'web,!admin' of 'app' may only hold letters, "
+     "digits, '-', '_' and '.'"},
+    {"matchLabels key with a space", G,
+     V1 "kubernetes:\n- {kind: Pod, labelSelector: {matchLabels: {'my app': web}}}\n", -EINVAL,
+     HOOK ": kubernetes[0].labelSelector.matchLabels: label key 'my app' may only hold letters, digits, '-', "
+          "'_' and '.'"},
+    {"label key with an upper-case prefix", G,
+     V1 "kubernetes:\n- {kind: Pod, labelSelector: {matchLabels: {Example.com/app: web}}}\n", -EINVAL,
+     HOOK ": kubernetes[0].labelSelector.matchLabels: label key 'Example.com/app' has a prefix that is not a "
+          "lowercase DNS subdomain"},
+    {"label value longer than 63 characters", G,
+     V1 "kubernetes:\n- kind: Pod\n  labelSelector: {matchExpressions: [{key: app, operator: In, values: "
+        "[a, a123456789012345678901234567890123456789012345678901234567890123]}]}\n",
+     -EINVAL,
+     HOOK ": kubernetes[0].labelSelector.matchExpressions[0].values: label value "
+          "'a123456789012345678901234567890123456789012345678901234567890123' of 'app' is longer than 63 "
+          "characters"},
+    {"label expression key ending in a dash", G,
+     V1 "kubernetes:\n- kind: Pod\n  labelSelector: {matchExpressions: [{key: app-, operator: Exists}]}\n",
+     -EINVAL,
+     HOOK ": kubernetes[0].labelSelector.matchExpressions[0]: label key 'app-' must start and end with a "
+          "letter or digit"},
+    {"field name that is query syntax", G,
+     V1 "kubernetes:\n- kind: Pod\n  fieldSelector: {matchExpressions: [{field: 'a=b,c', operator: '=', "
+        "value: d}]}\n",
+     -EINVAL,
+     HOOK
+     ": kubernetes[0].fieldSelector.matchExpressions[0].field: 'a=b,c' may only hold letters, digits, '.', "
+     "'-' and '_'"},
     {"bad field operator", G,
      V1
      "kubernetes:\n- kind: Pod\n  fieldSelector: {matchExpressions: [{field: a, operator: '~', value: b}]}\n",
