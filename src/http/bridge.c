@@ -90,28 +90,6 @@ static void guard_dispose(void *p)
         }
 }
 
-enum ao_http_format ao_http_format_from_path(const char *path, size_t *len)
-{
-        static const struct {
-                const char *suffix;
-                enum ao_http_format format;
-        } suffixes[] = {
-            {".json", AO_HTTP_FORMAT_JSON},
-            {".yaml", AO_HTTP_FORMAT_YAML},
-            {".text", AO_HTTP_FORMAT_TEXT},
-        };
-        for (size_t i = 0; i < AO_ARRAY_SIZE(suffixes); i++) {
-                size_t n = strlen(suffixes[i].suffix);
-                /* Only a suffix of the last segment, and not the whole segment ("/x/.json" stays). */
-                if (*len > n + 1 && memcmp(path + *len - n, suffixes[i].suffix, n) == 0 &&
-                    path[*len - n - 1] != '/') {
-                        *len -= n;
-                        return suffixes[i].format;
-                }
-        }
-        return AO_HTTP_FORMAT_DEFAULT;
-}
-
 /* --- main thread ----------------------------------------------------------- */
 
 static void call_run(struct ao_http *h, struct ao_http_call *c)

@@ -23,6 +23,7 @@
 
 #include <h2o.h>
 
+#include "ao/debug-request.h"
 #include "ao/http.h"
 
 struct ao_source;
@@ -30,16 +31,6 @@ struct ao_http_call;
 
 /* At most this many requests wait for the main thread; more are answered 503 (no unbounded queue). */
 #define AO_HTTP_MAX_INFLIGHT 256
-
-/* How the main thread's answer is written: the path's suffix. */
-enum ao_http_format {
-        AO_HTTP_FORMAT_JSON,    /* ".json" */
-        AO_HTTP_FORMAT_YAML,    /* ".yaml" */
-        AO_HTTP_FORMAT_TEXT,    /* ".text" */
-        AO_HTTP_FORMAT_DEFAULT, /* no suffix: a string answer as text (/status/converge), anything else JSON */
-        _AO_HTTP_FORMAT_MAX,
-        _AO_HTTP_FORMAT_INVALID = -EINVAL,
-};
 
 /* The h2o handler of one listener; allocated (and freed) by h2o_config. */
 struct ao_http_route {
@@ -132,4 +123,3 @@ void ao_http_bridge_close(struct ao_http *h);
  * The format named by the last path segment's suffix; *@len is shortened
  * to drop it. No suffix: JSON.
  */
-enum ao_http_format ao_http_format_from_path(const char *path, size_t *len);

@@ -7,6 +7,7 @@
  *   /global/patches                     stored memory patches of global hooks
  *   /module/list                        modules, their order and state
  *   /module/<name>/values|config        {"<key>": ...} (?global=true adds "global")
+ * The path and query are read by ao_debug_request_parse() (src/http/debug-request.c).
  *   /module/<name>/patches              the module's stored memory patches
  *   /module/resource-monitor            release monitors (none without a cluster)
  *   /status/converge                    converge state (text; ?output=json for JSON)
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "ao/alloc.h"
+#include "ao/debug-request.h"
 #include "internal.h"
 
 static int reply_text(int status, cJSON **ret_body, const char *text)
@@ -47,20 +49,19 @@ static cJSON *wrapped(const char *key, cJSON *section)
         return doc;
 }
 
-static int global_route(struct operator_state *op, const char *what, cJSON **ret_body)
+static int global_route(struct operator_state *op, enum ao_debug_route route, cJSON **ret_body)
 {
         struct ao_error err = {0};
         cJSON *section = NULL;
         int r;
-        if (strcmp(what, "values") == 0)
-                r = values_global(&op->values, &section, &err);
-        else if (strcmp(what, "config") == 0)
-                r = values_global_config(&op->values, &section, &err);
-        else if (strcmp(what, "patches") == 0) {
+        if (route == AO_DEBUG_GLOBAL_PATCHES) {
                 *ret_body = cJSON_Duplicate(op->values.global_patches, true);
                 return 200;
-        } else
-                return reply_text(404, ret_body, "unknown path\n");
+        }
+        if (route == AO_DEBUG_GLOBAL_VALUES)
+                r = values_global(&op->values, &section, &err);
+        else
+                r = values_global_config(&op->values, &section, &err);
         if (r < 0)
                 return reply_text(500, ret_body, err.msg);
         *ret_body = wrapped("global", section);
@@ -84,24 +85,21 @@ static cJSON *module_list(struct operator_state *op)
         return wrapped("modules", modules);
 }
 
-static int module_route(struct operator_state *op, const char *name, const char *what, bool with_global,
-                        cJSON **ret_body)
+static int module_route(struct operator_state *op, const struct ao_debug_request *req, cJSON **ret_body)
 {
-        struct module *mod = modules_find(&op->modules, name);
+        struct module *mod = modules_find(&op->modules, req->module);
         if (!mod)
                 return reply_text(404, ret_body, "no such module\n");
-        if (strcmp(what, "patches") == 0) {
+        if (req->route == AO_DEBUG_MODULE_PATCHES) {
                 *ret_body = cJSON_Duplicate(mod->patches, true);
                 return 200;
         }
-        bool values = strcmp(what, "values") == 0;
-        if (!values && strcmp(what, "config") != 0)
-                return reply_text(404, ret_body, "unknown path\n");
+        bool values = req->route == AO_DEBUG_MODULE_VALUES;
         struct ao_error err = {0};
         cJSON *section = NULL, *global = NULL;
         int r = values ? values_module(&op->values, &op->modules, mod, &section, &err)
                        : values_module_config(&op->values, &op->modules, mod, &section, &err);
-        if (r >= 0 && with_global)
+        if (r >= 0 && req->global)
                 r = values ? values_global(&op->values, &global, &err)
                            : values_global_config(&op->values, &global, &err);
         if (r < 0) {
@@ -124,12 +122,12 @@ static size_t pending_tasks(struct operator_state *op)
 }
 
 /* The Go operator's /status/converge lines and JSON keys. */
-static int converge_status(struct operator_state *op, const char *query, cJSON **ret_body)
+static int converge_status(struct operator_state *op, bool output_json, cJSON **ret_body)
 {
         size_t tasks = pending_tasks(op);
         bool startup = !op->first_converge_done;
         bool not_started = startup && !op->converge_running;
-        if (strstr(query, "output=json")) {
+        if (output_json) {
                 cJSON *doc = cJSON_CreateObject();
                 cJSON_AddNumberToObject(doc, "CONVERGE_IN_PROGRESS",
                                         !startup && op->converge_running ? (double) tasks : 0);
@@ -159,33 +157,34 @@ static int converge_status(struct operator_state *op, const char *query, cJSON *
 int debug_api_handle(const char *path, const char *query, cJSON **ret_body, void *userdata)
 {
         struct operator_state *op = userdata;
-        if (strcmp(path, "/status/converge") == 0)
-                return converge_status(op, query, ret_body);
-        if (strcmp(path, "/queue/list") == 0) {
+        struct ao_debug_request req;
+        struct ao_error err = {0};
+        int r = ao_debug_request_parse(path, query, &req, &err);
+
+        if (r < 0) {
+                _cleanup_free_ char *text = ao_xasprintf("%s\n", err.msg);
+                return reply_text(r == -ENOENT ? 404 : 400, ret_body, text);
+        }
+        switch (req.route) {
+        case AO_DEBUG_CONVERGE:
+                return converge_status(op, req.output_json, ret_body);
+        case AO_DEBUG_QUEUE_LIST:
                 *ret_body = ao_queues_dump(op->queues);
                 return 200;
-        }
-        if (strcmp(path, "/queue/main") == 0) {
+        case AO_DEBUG_QUEUE_MAIN:
                 *ret_body = queue_only(op, AO_QUEUE_MAIN);
                 return 200;
-        }
-        if (strncmp(path, "/global/", 8) == 0)
-                return global_route(op, path + 8, ret_body);
-        if (strcmp(path, "/module/list") == 0) {
+        case AO_DEBUG_GLOBAL_VALUES:
+        case AO_DEBUG_GLOBAL_CONFIG:
+        case AO_DEBUG_GLOBAL_PATCHES:
+                return global_route(op, req.route, ret_body);
+        case AO_DEBUG_MODULE_LIST:
                 *ret_body = module_list(op);
                 return 200;
-        }
-        if (strcmp(path, "/module/resource-monitor") == 0) {
+        case AO_DEBUG_MODULE_RESOURCE_MONITOR:
                 *ret_body = wrapped("monitors", helm_monitors_dump(op));
                 return 200;
+        default:
+                return module_route(op, &req, ret_body);
         }
-        if (strncmp(path, "/module/", 8) == 0) {
-                const char *name = path + 8, *slash = strchr(name, '/');
-                if (slash && !strchr(slash + 1, '/')) {
-                        _cleanup_free_ char *module = ao_xstrndup(name, (size_t) (slash - name));
-                        return module_route(op, module, slash + 1, strstr(query, "global=true") != NULL,
-                                            ret_body);
-                }
-        }
-        return reply_text(404, ret_body, "unknown path\n");
 }
