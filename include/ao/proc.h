@@ -112,6 +112,14 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
  */
 void ao_proc_log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len);
 
+/**
+ * At exit, after ao_proc_free(): kill (SIGKILL, with their process groups)
+ * and reap every child this process still has, that is whatever hooks left
+ * running outside their own process group, re-parented to us as subreaper.
+ * Logs a warning listing them; returns how many were running.
+ */
+size_t ao_proc_end_leftovers(void);
+
 /** Kill a run's process group (SIGKILL); its exit handler still runs, with killed set. */
 void ao_proc_run_kill(struct ao_proc_run *run);
 pid_t ao_proc_run_pid(const struct ao_proc_run *run);

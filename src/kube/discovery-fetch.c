@@ -112,9 +112,15 @@ static void on_response(const struct ao_kube_response *resp, void *userdata)
         else if (!err.code)
                 add_groups(f, doc);
         cJSON_Delete(doc);
-        if (err.code && fatal && !f->error.code)
-                f->error = err;
-        else if (err.code)
+        if (err.code && fatal) {
+                /*
+                 * Both requests that matter fail together when the server cannot be reached: the
+                 * whole discovery fails (nothing is "left out"), and the core group's error is the
+                 * one reported, whichever answer came first.
+                 */
+                if (!f->error.code || p->group_version)
+                        f->error = err;
+        } else if (err.code)
                 ao_log(AO_LOG_WARN, "%s; its resources are left out", err.msg);
         forget(f, p);
         maybe_done(f);

@@ -183,6 +183,7 @@ static void operator_done(struct operator_state *op)
         lifecycle_done(op);
         op->runner = ao_hook_runner_free(op->runner);
         op->proc = ao_proc_free(op->proc);
+        (void) ao_proc_end_leftovers();
         op->profiles = ao_sandbox_profiles_free(op->profiles);
         op->shutdown = ao_shutdown_free(op->shutdown);
         op->log_wakeup = ao_source_free(op->log_wakeup);

@@ -70,6 +70,14 @@ static int enter_profile(const struct spawner_profile_msg *m, size_t len)
         int k = drop_user(m);
         if (k < 0)
                 return k;
+        /*
+         * A change of uid or gid resets "dumpable" to fs.suid_dumpable (with that sysctl at 1, the
+         * hooks of this user could read and write our memory) and clears the parent-death signal:
+         * set both again.
+         */
+        if ((m->set_uid || m->set_gid) &&
+            (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0))
+                return -errno;
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return -errno;
         if (!m->bpf_len)
