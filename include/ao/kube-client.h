@@ -38,7 +38,8 @@ struct ao_kube_request;
 
 /** How a request ended. Valid during the done callback only. */
 struct ao_kube_response {
-        long status;      /* HTTP status; 0 when no response arrived (transport error in @error) */
+        long status;      /* HTTP status; 0 when no complete response arrived (transport error in @error):
+                           * a plain request cut short after its headers counts as none */
         const char *body; /* plain requests: the body (NUL-terminated); streams: NULL */
         size_t len;
         uint64_t retry_after_usec; /* Retry-After, 0 when absent */

@@ -112,6 +112,18 @@ static void list_append(struct request_list *l, struct ao_kube_request *r)
         l->n++;
 }
 
+static void list_prepend(struct request_list *l, struct ao_kube_request *r)
+{
+        r->prev = NULL;
+        r->next = l->head;
+        if (l->head)
+                l->head->prev = r;
+        else
+                l->tail = r;
+        l->head = r;
+        l->n++;
+}
+
 static void list_remove(struct request_list *l, struct ao_kube_request *r)
 {
         if (r->prev)
@@ -271,6 +283,9 @@ static void finish_request(struct ao_kube_client *c, struct ao_kube_request *r, 
         if (curl_easy_getinfo(r->easy, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK && retry_after > 0)
                 resp.retry_after_usec = (uint64_t) retry_after * 1000000ULL;
         fill_transport_error(r, result, r->errbuf, &resp.error);
+        /* A body cut short is no answer: its status must not make callers parse half a document. */
+        if (!r->stream && resp.error.code)
+                resp.status = 0;
         if (!r->stream || !status_is_success(resp.status)) {
                 resp.body = ao_strbuf_str(&r->response);
                 resp.len = r->response.len;
@@ -410,7 +425,10 @@ static int start_transfer(struct ao_kube_client *c, struct ao_kube_request *r)
                 curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long) (t / USEC_PER_MSEC));
         }
         r->started_usec = ao_reactor_now(c->reactor);
-        if (curl_multi_add_handle(c->multi, e) != CURLM_OK)
+        CURLMcode mc = curl_multi_add_handle(c->multi, e);
+        if (mc == CURLM_RECURSIVE_API_CALL)
+                return -EAGAIN; /* asked from inside one of curl's callbacks (a watch event's handler) */
+        if (mc != CURLM_OK)
                 return -EIO;
         r->state = REQUEST_RUNNING;
         list_append(&c->running, r);
@@ -428,16 +446,29 @@ static int on_start_failed(struct ao_source *s, void *userdata)
         return 0;
 }
 
-static void start_or_fail(struct ao_kube_client *c, struct ao_kube_request *r)
+/* Returns false when @r has to wait for the next loop iteration (it is back at the head of the queue). */
+static bool start_or_fail(struct ao_kube_client *c, struct ao_kube_request *r)
 {
-        if (start_transfer(c, r) >= 0)
-                return;
+        int k = start_transfer(c, r);
+        if (k >= 0)
+                return true;
         if (r->easy) {
                 curl_easy_cleanup(r->easy);
                 r->easy = NULL;
         }
+        curl_slist_free_all(r->headers);
+        r->headers = NULL;
+        curl_slist_free_all(r->connect_to);
+        r->connect_to = NULL;
+        if (k == -EAGAIN) {
+                r->state = REQUEST_WAITING;
+                list_prepend(&c->waiting, r);
+                (void) ao_source_set_time_relative(c->limiter_timer, 1);
+                return false;
+        }
         if (ao_reactor_add_defer(c->reactor, NULL, on_start_failed, r) < 0)
                 request_free(r); /* out of memory for a defer: nothing sane left to report to */
+        return true;
 }
 
 /* ---- the rate limiter --------------------------------------------------------------------------- */
@@ -453,7 +484,8 @@ static void drain_waiting(struct ao_kube_client *c)
                 }
                 struct ao_kube_request *r = c->waiting.head;
                 list_remove(&c->waiting, r);
-                start_or_fail(c, r);
+                if (!start_or_fail(c, r))
+                        return;
         }
 }
 

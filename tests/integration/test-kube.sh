@@ -278,6 +278,33 @@ for r in json.load(sys.stdin)["requests"]:
 print(" | ".join(" ".join(v) for v in seqs.values()))')" \
         'W410 L200 W200' "HTTP 410 → one list → a watch"
 
+# ---- lists that fail: garbage JSON, a body cut short, HTTP 500 ----------------------------------
+# A 410 on the watch makes the informer list again; that list fails three ways in a row. Each
+# failure is logged naming the path, the informer retries, and the object created meanwhile
+# arrives exactly once.
+fk DELETE /fake/requests >/dev/null
+fk POST /fake/faults '{"method":"GET","path":"/namespaces/test/configmaps$","watch":true,"action":"status","status":410,"count":2}' >/dev/null
+fk POST /fake/faults '{"method":"GET","path":"/namespaces/test/configmaps$","watch":false,"action":"garbage","count":1}' >/dev/null
+fk POST /fake/faults '{"method":"GET","path":"/namespaces/test/configmaps$","watch":false,"action":"truncate","count":1}' >/dev/null
+fk POST /fake/faults '{"method":"GET","path":"/namespaces/test/configmaps$","watch":false,"action":"status","status":500,"count":1}' >/dev/null
+fk POST /fake/close-watches '{"path":"/namespaces/test/configmaps$"}' >/dev/null
+cm cm8 '{"h":"8"}'
+wait_contexts "$work/logs/filtered.sh.log" 10
+is "$(ctx "$work/logs/filtered.sh.log" 10)" '{"binding":"cms","filterResult":{"h":"8"},"type":"Event","watchEvent":"Added"}' \
+        "lists failing three ways: the new object arrives once the list succeeds"
+list_garbage='informer v1/configmaps\|test\|[^"]*: bad list response: list: invalid JSON at byte 1: .\\\\x00\\\\xff<html>'
+list_cut='informer v1/configmaps\|test\|[^"]*: list: transfer closed with [0-9]+ bytes remaining to read"'
+list_500='informer v1/configmaps\|test\|[^"]*: list: HTTP 500: \{\\"kind\\":\\"Status\\".*injected HTTP 500'
+# The failures' lines may trail the event by a moment (other connections): read until all are in.
+for pattern in "$list_garbage" "$list_cut" "$list_500"; do
+        grep -Eq -- "$pattern" <<<"$OP_LOG" || op_wait_for "$pattern"
+done
+like "$OP_LOG" "$list_garbage" "garbage JSON in a list: logged naming the informer, the offset and the bytes"
+like "$OP_LOG" "$list_cut" "a list body cut short: the transfer error is logged, the half document is not parsed"
+like "$OP_LOG" "$list_500" "HTTP 500 on a list: logged with the API's Status"
+kill -0 "$OP_PID"
+ok $? "the operator is still running after the failed lists"
+
 # ---- a disabled module's watches stop ------------------------------------------------------------
 module_watches() { # cluster-wide watches for cm2: the module's binding (the grouped one is namespaced)
         fk GET /fake/watches | python3 -c 'import json,sys
