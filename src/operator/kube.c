@@ -383,6 +383,13 @@ static struct hook_monitors **set_of(struct operator_state *op, struct module *m
 
 static void start_discovery(struct operator_state *op);
 
+/* A delay of the Go operator's, scaled by ADDON_OPERATOR_RETRY_DELAY_SCALE (tests shorten them all). */
+static uint64_t scaled_usec(const struct operator_state *op, uint64_t usec)
+{
+        double scale = op->settings->retry_delay_scale > 0 ? op->settings->retry_delay_scale : 1;
+        return (uint64_t) ((double) usec * scale);
+}
+
 static int on_discovery_retry(struct ao_source *s, uint64_t now, void *userdata)
 {
         start_discovery(userdata);
@@ -395,10 +402,11 @@ static void on_discovery_done(const struct ao_error *error, void *userdata)
         struct kube_state *k = op->kube;
         k->fetch = NULL;
         if (error) {
-                ao_log(AO_LOG_ERROR, "Kubernetes API at %s: %s; retrying in 5s",
-                       ao_kube_client_server(k->client), error->msg);
+                uint64_t delay = scaled_usec(op, DISCOVERY_RETRY_USEC);
+                ao_log(AO_LOG_ERROR, "Kubernetes API at %s: %s; retrying in %.3gs",
+                       ao_kube_client_server(k->client), error->msg, (double) delay / 1e6);
                 k->refreshing = ao_kube_discovery_free(k->refreshing);
-                (void) ao_source_set_time_relative(k->discovery_retry, DISCOVERY_RETRY_USEC);
+                (void) ao_source_set_time_relative(k->discovery_retry, delay);
                 return;
         }
         if (k->discovery) {
@@ -705,12 +713,6 @@ static char *lease_identity(const struct operator_state *op)
         char *id = ao_xasprintf("%s.%s.%s.pod", op->settings->pod_name, address, kube_config_namespace(op));
         free(address);
         return id;
-}
-
-static uint64_t scaled_usec(const struct operator_state *op, uint64_t usec)
-{
-        double scale = op->settings->retry_delay_scale > 0 ? op->settings->retry_delay_scale : 1;
-        return (uint64_t) ((double) usec * scale);
 }
 
 int kube_wait_leadership(struct operator_state *op, struct ao_error *reterr)

@@ -36,7 +36,7 @@ EOF
 start() { # start [ENV...]
         op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" GLOBAL_HOOKS_DIR="$work/global" \
                 MODULES_DIR="$work/modules" ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
-                LOG_TYPE=json LOG_NO_TIME=true "$@" -- start
+                LOG_TYPE=json LOG_NO_TIME=true ADDON_OPERATOR_RETRY_DELAY_SCALE=0.1 "$@" -- start
 }
 http_port() { sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' <<<"$OP_LOG" | tail -1; }
 # The HTTP server may log its port before or after the first error: wait_http before any probe (in
@@ -72,7 +72,7 @@ start KUBE_CONFIG="$work/closed"
 op_wait_for '"level":"error","msg":"Kubernetes API at '
 ok $? "closed port: an error"
 like "$(grep '"level":"error"' <<<"$OP_LOG" | head -1)" \
-        "\"msg\":\"Kubernetes API at http://127.0.0.1:$port: discovery of v1: Failed to connect to 127.0.0.1 port $port after [0-9]+ ms: Couldn't connect to server; retrying in 5s\"" \
+        "\"msg\":\"Kubernetes API at http://127.0.0.1:$port: discovery of v1: Failed to connect to 127.0.0.1 port $port after [0-9]+ ms: Couldn't connect to server; retrying in 0\\.5s\"" \
         "closed port: the server, the request and curl's reason named, and the retry announced"
 ok "$(grep -q 'left out' <<<"$OP_LOG"; [ $? -ne 0 ]; echo $?)" \
         "closed port: no warning that resources are left out: the whole discovery failed"
@@ -122,7 +122,7 @@ for c in untrusted:"SSL certificate problem: unable to get local issuer certific
         tls_case "$name"
         op_wait_for '"level":"error","msg":"Kubernetes API at '
         like "$(grep '"level":"error"' <<<"$OP_LOG" | head -1)" \
-                "\"msg\":\"Kubernetes API at ${api//./\\.}: discovery of v1: ${reason//./\\.}; retrying in 5s\"" \
+                "\"msg\":\"Kubernetes API at ${api//./\\.}: discovery of v1: ${reason//./\\.}; retrying in 0\\.5s\"" \
                 "TLS, $name: the server and the verification failure named, the retry announced"
         wait_http
         is "$(probe /healthz)" 200 "TLS, $name: the operator stays up"
