@@ -69,6 +69,9 @@ void ao_debug_print_help(FILE *out)
                                 c->takes_module ? " MODULE" : "");
                 fprintf(out, "  %-44s %s\n", head, c->summary);
         }
+        fprintf(out, "  %-44s %s\n", "  -g, --global", "module values/config: add the global section");
+        fprintf(out, "  %-44s %s\n", "  -w, --watch [--interval S]",
+                "print again every S seconds (default 2) until interrupted");
 }
 
 static size_t collect(char *data, size_t size, size_t n, void *userdata)
