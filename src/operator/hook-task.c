@@ -25,6 +25,7 @@ struct call {
         hook_call_done *done;
         void *userdata;
         struct ao_proc_result result; /* kept while object patches are applied */
+        struct hook_call_effects effects;
 };
 
 char *hook_identity(const struct module *mod, const struct ao_hook *hook)
@@ -58,7 +59,20 @@ static int store_config_section(struct operator_state *op, const char *key, cJSO
         return 0;
 }
 
-static int apply_outcome(struct call *c, const struct ao_hook_outcome *o, struct ao_error *reterr)
+/* Checksums of the global values and of the run's module's values; NULL for what does not apply. */
+static void values_checksums(struct call *c, char **ret_global, char **ret_module)
+{
+        struct operator_state *op = c->op;
+        *ret_global = values_global_checksum(&op->values);
+        *ret_module = c->mod ? values_module_checksum(&op->values, &op->modules, c->mod) : NULL;
+}
+
+static bool differ(const char *a, const char *b)
+{
+        return a && b && strcmp(a, b) != 0;
+}
+
+static int apply_patches(struct call *c, const struct ao_hook_outcome *o, struct ao_error *reterr)
 {
         struct operator_state *op = c->op;
         int r = 0;
@@ -70,6 +84,22 @@ static int apply_outcome(struct call *c, const struct ao_hook_outcome *o, struct
                                               &section, reterr);
                 if (r >= 0)
                         r = store_config_section(op, c->mod ? c->mod->values_key : "global", section, reterr);
+        }
+        return r;
+}
+
+static int apply_outcome(struct call *c, const struct ao_hook_outcome *o, struct ao_error *reterr)
+{
+        struct operator_state *op = c->op;
+        int r = 0;
+        if (o->values_patch || o->config_values_patch) {
+                _cleanup_free_ char *global_before = NULL, *module_before = NULL;
+                _cleanup_free_ char *global_after = NULL, *module_after = NULL;
+                values_checksums(c, &global_before, &module_before);
+                r = apply_patches(c, o, reterr);
+                values_checksums(c, &global_after, &module_after);
+                c->effects.global_values_changed = differ(global_before, global_after);
+                c->effects.module_values_changed = differ(module_before, module_after);
         }
         if (r >= 0 && o->metrics.n > 0)
                 metrics_hook_ops(op, c->mod, c->hook, &o->metrics);
@@ -109,7 +139,7 @@ static void finish_call(struct call *c, bool ok, const struct ao_error *err,
                                      .activation = c->activation,
                                      .allow_failure = c->allow_failure};
         metrics_hook_run(c->op, c->mod, c->hook, &info, result, ok);
-        c->done(c->op, ok, c->userdata);
+        c->done(c->op, ok, &c->effects, c->userdata);
         call_free(c);
 }
 
@@ -211,38 +241,35 @@ int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hoo
 struct task_call {
         struct ao_task *task;
         struct hook_task *ht;
-        char *global_before, *module_before;
 };
 
 /*
  * What a schedule or kubernetes run's changes cause (steps 9-12): global values or enabled flags
  * changed → reload all modules; a module's values changed → run that module again.
  */
-static void react_to_changes(struct operator_state *op, struct task_call *tc)
+static void react_to_changes(struct operator_state *op, struct task_call *tc,
+                             const struct hook_call_effects *effects)
 {
         struct hook_task *ht = tc->ht;
         if (ht->binding != AO_BINDING_SCHEDULE && ht->binding != AO_BINDING_KUBERNETES)
                 return;
-        _cleanup_free_ char *global_after = values_global_checksum(&op->values);
-        if (strcmp(global_after, tc->global_before) != 0) {
+        if (effects->global_values_changed) {
                 converge_queue(op, "GlobalValuesChanged");
                 return;
         }
         if (!ht->module || !ht->module->enabled)
                 return;
-        _cleanup_free_ char *module_after = values_module_checksum(&op->values, &op->modules, ht->module);
-        if (strcmp(module_after, tc->module_before) != 0 && !module_run_pending(op, ht->module))
+        if (effects->module_values_changed && !module_run_pending(op, ht->module))
                 module_run_queue(op, ht->module, NULL, "ModuleValuesChanged");
 }
 
-static void on_task_hook_done(struct operator_state *op, bool ok, void *userdata)
+static void on_task_hook_done(struct operator_state *op, bool ok, const struct hook_call_effects *effects,
+                              void *userdata)
 {
         struct task_call *tc = userdata;
         if (ok)
-                react_to_changes(op, tc);
+                react_to_changes(op, tc, effects);
         struct ao_task *t = tc->task;
-        free(tc->global_before);
-        free(tc->module_before);
         free(tc);
         ao_task_finish(t, ok ? AO_TASK_SUCCESS : AO_TASK_FAIL);
 }
@@ -253,9 +280,6 @@ void hook_task_handle(struct operator_state *op, struct ao_task *t)
         struct task_call *tc = ao_xcalloc(1, sizeof(*tc));
         tc->task = t;
         tc->ht = ht;
-        tc->global_before = values_global_checksum(&op->values);
-        tc->module_before =
-            ht->module ? values_module_checksum(&op->values, &op->modules, ht->module) : ao_xstrdup("");
         struct hook_run_info info = {.binding_name = ht->binding_name,
                                      .queue = ao_queue_name(ao_task_queue(t)),
                                      .activation = ht->activation,
@@ -266,8 +290,6 @@ void hook_task_handle(struct operator_state *op, struct ao_task *t)
         kube_refresh_contexts(op, ht->module, ht->hook, ao_task_binding_contexts(t));
         if (hook_call(op, ht->module, ht->hook, &info, ao_task_binding_contexts(t), on_task_hook_done, tc) <
             0) {
-                free(tc->global_before);
-                free(tc->module_before);
                 free(tc);
                 ao_task_finish(t, AO_TASK_FAIL);
         }

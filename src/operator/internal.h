@@ -315,7 +315,13 @@ struct operator_state {
 };
 
 /* hook-task.c */
-typedef void hook_call_done(struct operator_state *op, bool ok, void *userdata);
+/* What a run's own patches changed (compared around their application, so runs in other queues never count). */
+struct hook_call_effects {
+        bool global_values_changed;
+        bool module_values_changed; /* the run's module's values; false for global hooks */
+};
+typedef void hook_call_done(struct operator_state *op, bool ok, const struct hook_call_effects *effects,
+                            void *userdata);
 /**
  * Run @hook (of @mod, NULL for global hooks) for @binding with @contexts
  * (borrowed), apply what it returns (values and config patches) and call

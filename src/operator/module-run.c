@@ -141,9 +141,10 @@ static void select_hooks(struct module_job *j, enum ao_binding_type type)
 static void job_step(struct module_job *j);
 static void enter_step(struct module_job *j, enum step s);
 
-static void on_step_hook_done(struct operator_state *op, bool ok, void *userdata)
+static void on_step_hook_done(struct operator_state *op, bool ok, const struct hook_call_effects *effects,
+                              void *userdata)
 {
-        (void) op;
+        (void) op, (void) effects;
         struct module_job *j = userdata;
         if (!ok) {
                 job_finish(j, AO_TASK_FAIL);
@@ -174,9 +175,10 @@ static bool run_next_hook(struct module_job *j)
         return true;
 }
 
-static void on_sync_hook_done(struct operator_state *op, bool ok, void *userdata)
+static void on_sync_hook_done(struct operator_state *op, bool ok, const struct hook_call_effects *effects,
+                              void *userdata)
 {
-        (void) op;
+        (void) op, (void) effects;
         struct module_job *j = userdata;
         if (!ok) {
                 job_finish(j, AO_TASK_FAIL);

@@ -94,4 +94,32 @@ like "$OP_LOG" "global hook 'top.sh' loaded: onStartup" "flat global hooks direc
 kill -TERM "$OP_PID"
 op_finish
 
+# --- a global values change reloads once, however many runs span it ---------------------------
+# slow.sh's first run (queue "slow") starts before patcher.sh (queue "fast") changes the global
+# values and ends after that reload: slow.sh patched nothing, so its end must not reload again.
+mkfifo "$work/gate"
+hook reload/hooks/slow.sh 'if [ "$1" = --config ]; then
+  echo "{\"configVersion\":\"v1\",\"schedule\":[{\"crontab\":\"* * * * * *\",\"queue\":\"slow\"}]}"; exit 0
+fi
+[ -e '"$work"'/slow-ran ] && exit 0
+touch '"$work"'/slow-ran
+read -r _ <'"$work"'/gate'
+hook reload/hooks/patcher.sh 'if [ "$1" = --config ]; then
+  echo "{\"configVersion\":\"v1\",\"schedule\":[{\"crontab\":\"* * * * * *\",\"queue\":\"fast\"}]}"; exit 0
+fi
+[ -e '"$work"'/slow-ran ] || exit 0
+echo "[{\"op\":\"add\",\"path\":\"/global/x\",\"value\":1}]" >"$VALUES_JSON_PATCH_PATH"'
+start_with "$work/reload"
+op_wait_for '"msg":"converge started \(GlobalValuesChanged\)"'
+ok $? "the patch of a run in another queue reloads the modules"
+echo open >"$work/gate"
+op_wait_for "\"msg\":\"hook 'hooks/slow.sh' succeeded"
+ok $? "the run that spanned the change finishes"
+op_wait_for "\"msg\":\"hook 'hooks/slow.sh' succeeded"
+ok $? "and runs again on its next tick"
+kill -TERM "$OP_PID"
+op_finish
+is "$(grep -c '"msg":"converge started (GlobalValuesChanged)"' <<<"$OP_LOG")" 1 \
+        "one reload: a run whose own patches changed nothing does not reload again"
+
 done_testing
