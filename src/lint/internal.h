@@ -83,8 +83,8 @@ struct lint_tree {
  * Returns false, with nothing in @ret, when the directory name is no valid
  * module name (reported): such a directory is not a module at all.
  */
-bool lint_module_load(const char *parent, const char *entry, uint32_t unnumbered_order, struct lint_report *r,
-                      struct lint_module *ret);
+bool lint_module_load(const char *parent, const char *entry, const struct ao_settings *s,
+                      struct lint_report *r, struct lint_module *ret);
 void lint_module_done(struct lint_module *m);
 
 /** Read the modules directories, the global schema and the config file; report what is wrong with them. */

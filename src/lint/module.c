@@ -5,6 +5,7 @@
  * and crds/). Hooks are hooks.c's.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,14 +14,19 @@
 
 #include "ao/alloc.h"
 #include "ao/schema.h"
+#include "ao/settings.h"
 #include "ao/values.h"
 #include "ao/yaml.h"
 #include "internal.h"
 
 /* The module's own values.yaml: its section and its enabled flag; any other key is never read. */
-static void check_own_values(struct lint_module *m, struct lint_report *r)
+static void check_own_values(struct lint_module *m, bool strict, struct lint_report *r)
 {
         _cleanup_free_ char *path = ao_xasprintf("%s/values.yaml", m->dir);
+        if (strict && access(path, F_OK) < 0 && errno == ENOENT) {
+                lint_error(r, path, "missing (STRICT_CHECK_VALUES_MODE_ENABLED is on)");
+                return;
+        }
         cJSON *doc = NULL;
         struct ao_error err = {0};
         if (ao_values_file_load(path, &doc, &err) < 0) {
@@ -183,13 +189,13 @@ static void check_crds(const struct lint_module *m, struct lint_report *r)
         closedir(d);
 }
 
-bool lint_module_load(const char *parent, const char *entry, uint32_t unnumbered_order, struct lint_report *r,
-                      struct lint_module *ret)
+bool lint_module_load(const char *parent, const char *entry, const struct ao_settings *s,
+                      struct lint_report *r, struct lint_module *ret)
 {
         _cleanup_free_ char *dir = ao_xasprintf("%s/%s", parent, entry);
         struct ao_module_name n;
         struct ao_error err = {0};
-        if (ao_module_name_parse(entry, unnumbered_order, &n, &err) < 0) {
+        if (ao_module_name_parse(entry, (uint32_t) s->unnumbered_modules_order, &n, &err) < 0) {
                 lint_error(r, dir, "%s", err.msg);
                 return false;
         }
@@ -200,7 +206,7 @@ bool lint_module_load(const char *parent, const char *entry, uint32_t unnumbered
             .order = n.order,
             .dir = TAKE_PTR(dir),
         };
-        check_own_values(ret, r);
+        check_own_values(ret, s->strict_check_values_mode, r);
         check_schema(ret, r);
         check_enabled_script(ret, r);
         check_chart_yaml(ret, r);

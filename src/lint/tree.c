@@ -40,17 +40,18 @@ static void add_common_values(struct lint_tree *t, const char *dir, struct lint_
         t->common_paths[t->n_common++] = path;
 }
 
-static void add_module(struct lint_tree *t, const char *dir, const char *entry, uint32_t unnumbered,
+static void add_module(struct lint_tree *t, const char *dir, const char *entry, const struct ao_settings *s,
                        struct lint_report *r)
 {
         struct lint_module m;
-        if (!lint_module_load(dir, entry, unnumbered, r, &m))
+        if (!lint_module_load(dir, entry, s, r, &m))
                 return;
         t->modules = ao_xreallocarray(t->modules, t->n_modules + 1, sizeof(*t->modules));
         t->modules[t->n_modules++] = m;
 }
 
-static void scan_modules_dir(struct lint_tree *t, const char *dir, uint32_t unnumbered, struct lint_report *r)
+static void scan_modules_dir(struct lint_tree *t, const char *dir, const struct ao_settings *s,
+                             struct lint_report *r)
 {
         DIR *d = opendir(dir);
         if (!d) {
@@ -64,7 +65,7 @@ static void scan_modules_dir(struct lint_tree *t, const char *dir, uint32_t unnu
                         continue;
                 _cleanup_free_ char *path = ao_xasprintf("%s/%s", dir, de->d_name);
                 if (is_dir(path))
-                        add_module(t, dir, de->d_name, unnumbered, r);
+                        add_module(t, dir, de->d_name, s, r);
                 else if (strcmp(de->d_name, "values.yaml") != 0)
                         lint_warning(r, path, "not a module directory, ignored");
         }
@@ -167,7 +168,7 @@ void lint_tree_load(const struct ao_settings *s, struct lint_report *r, struct l
 {
         struct lint_tree t = {0};
         for (char **dir = s->modules_dirs; dir && *dir; dir++)
-                scan_modules_dir(&t, *dir, (uint32_t) s->unnumbered_modules_order, r);
+                scan_modules_dir(&t, *dir, s, r);
         if (t.n_modules > 1)
                 qsort(t.modules, t.n_modules, sizeof(*t.modules), compare_modules);
         check_unique_names(&t, r);

@@ -7,6 +7,7 @@
  */
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -39,10 +40,17 @@ static void module_done(struct module *mod)
         free(mod->throttles);
 }
 
-/* The module's own values.yaml: only its section and its enabled flag count. */
-static int load_own_values(struct module *mod, struct ao_error *reterr)
+/*
+ * The module's own values.yaml: only its section and its enabled flag count. A missing file is an
+ * empty one, unless STRICT_CHECK_VALUES_MODE_ENABLED asks for one in every module.
+ */
+static int load_own_values(struct module *mod, bool strict, struct ao_error *reterr)
 {
         _cleanup_free_ char *path = ao_xasprintf("%s/values.yaml", mod->dir);
+        if (strict && access(path, F_OK) < 0 && errno == ENOENT)
+                return ao_error_set(reterr, -ENOENT,
+                                    "module '%s': %s is missing (STRICT_CHECK_VALUES_MODE_ENABLED is on)",
+                                    mod->name, path);
         cJSON *doc = NULL;
         int r = ao_values_file_load(path, &doc, reterr);
         if (r < 0)
@@ -65,12 +73,12 @@ static int load_own_values(struct module *mod, struct ao_error *reterr)
         return 0;
 }
 
-static int module_init(struct module *mod, const char *parent, const char *entry, int64_t unnumbered,
-                       struct ao_error *reterr)
+static int module_init(struct module *mod, const char *parent, const char *entry,
+                       const struct ao_settings *settings, struct ao_error *reterr)
 {
         struct ao_module_name n;
         *mod = (struct module){0};
-        int r = ao_module_name_parse(entry, (uint32_t) unnumbered, &n, reterr);
+        int r = ao_module_name_parse(entry, (uint32_t) settings->unnumbered_modules_order, &n, reterr);
         if (r < 0)
                 return ao_error_prefix(reterr, "%s", parent);
         *mod = (struct module){
@@ -85,7 +93,7 @@ static int module_init(struct module *mod, const char *parent, const char *entry
         _cleanup_free_ char *script = ao_xasprintf("%s/enabled", mod->dir);
         if (access(script, F_OK) == 0)
                 mod->enabled_script = TAKE_PTR(script);
-        if ((r = load_own_values(mod, reterr)) < 0)
+        if ((r = load_own_values(mod, settings->strict_check_values_mode, reterr)) < 0)
                 return r;
         _cleanup_free_ char *openapi = ao_xasprintf("%s/openapi", mod->dir);
         if ((r = ao_schema_load_dir(openapi, &mod->schema, reterr)) < 0)
@@ -113,7 +121,8 @@ static int add_common_values(struct modules *m, const char *dir, struct ao_error
         return 0;
 }
 
-static int scan_dir(struct modules *m, const char *dir, int64_t unnumbered, struct ao_error *reterr)
+static int scan_dir(struct modules *m, const char *dir, const struct ao_settings *settings,
+                    struct ao_error *reterr)
 {
         int r = add_common_values(m, dir, reterr);
         if (r < 0)
@@ -139,7 +148,7 @@ static int scan_dir(struct modules *m, const char *dir, int64_t unnumbered, stru
                         continue;
                 }
                 m->items = ao_xreallocarray(m->items, m->n + 1, sizeof(*m->items));
-                r = module_init(&m->items[m->n], dir, de->d_name, unnumbered, reterr);
+                r = module_init(&m->items[m->n], dir, de->d_name, settings, reterr);
                 if (r < 0)
                         module_done(&m->items[m->n]);
                 else
@@ -165,7 +174,7 @@ int modules_load(const struct ao_settings *settings, struct modules *ret, struct
         struct modules m = {0};
         int r = 0;
         for (char **dir = settings->modules_dirs; r >= 0 && dir && *dir; dir++)
-                r = scan_dir(&m, *dir, settings->unnumbered_modules_order, reterr);
+                r = scan_dir(&m, *dir, settings, reterr);
         if (r >= 0)
                 r = check_unique(&m, reterr);
         if (r < 0) {

@@ -260,4 +260,19 @@ is "$OP_CODE" 1 "two modules with one name: exit code 1"
 like "$OP_LOG" "two modules named 'other': '$work/modules/002-other' and '$work/modules2/005-other'" \
         "two modules with one name: both paths named"
 
+# STRICT_CHECK_VALUES_MODE_ENABLED: a module without its own values.yaml stops the start.
+printf '' >"$work/config.yaml"
+mkdir -p "$work/strict/001-has/" "$work/strict/002-lacks"
+printf 'has: {}\n' >"$work/strict/001-has/values.yaml"
+start MODULES_DIR="$work/strict" STRICT_CHECK_VALUES_MODE_ENABLED=true
+op_finish
+is "$OP_CODE" 1 "strict values mode, a module without values.yaml: exit code 1"
+like "$OP_LOG" "module 'lacks': $work/strict/002-lacks/values.yaml is missing \\(STRICT_CHECK_VALUES_MODE_ENABLED is on\\)" \
+        "strict values mode: the module and the file named"
+printf 'lacks: {}\n' >"$work/strict/002-lacks/values.yaml"
+start MODULES_DIR="$work/strict" ADDON_OPERATOR_STRICT_CHECK_VALUES_MODE_ENABLED=true
+op_wait_for '"msg":"first converge done'
+ok $? "strict values mode, every module with its values.yaml: the start goes on"
+stop
+
 done_testing

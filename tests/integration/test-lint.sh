@@ -130,4 +130,14 @@ is "$CODE" 1 "missing modules dir: exit 1"
 is "$OUT" "nowhere: error: cannot read the modules directory: No such file or directory
 lint: 0 modules, 0 hooks: 1 error, 0 warnings" "missing modules dir: named"
 
+# ---- STRICT_CHECK_VALUES_MODE_ENABLED: every module needs its own values.yaml ---------------------
+mkdir -p strict/001-has strict/002-lacks
+printf 'has: {}\n' >strict/001-has/values.yaml
+lint --modules-dir strict --global-hooks-dir none
+is "$CODE:$OUT" "0:lint: 2 modules, 0 hooks: no problems" "strict mode off: a missing values.yaml is an empty one"
+STRICT_CHECK_VALUES_MODE_ENABLED=true lint --modules-dir strict --global-hooks-dir none
+is "$CODE" 1 "strict mode on: exit 1"
+is "$OUT" "strict/002-lacks/values.yaml: error: missing (STRICT_CHECK_VALUES_MODE_ENABLED is on)
+lint: 2 modules, 0 hooks: 1 error, 0 warnings" "strict mode on: the missing file named"
+
 done_testing
