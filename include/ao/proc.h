@@ -89,6 +89,7 @@ struct ao_proc_options {
         size_t line_max;          /* longest line kept whole; 0: 64 KiB */
         size_t output_max;        /* output logged per run; 0: 10 MiB (the rest is read and discarded) */
         bool subreaper;           /* become PR_SET_CHILD_SUBREAPER and reap orphans (the operator: true) */
+        bool join_json_lines;     /* LOG_PROXY_HOOK_JSON: join a JSON object printed over several lines */
 };
 
 int ao_proc_new(struct ao_reactor *reactor, const struct ao_proc_options *options, struct ao_proc **ret,
@@ -107,8 +108,9 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
 
 /**
  * What happens to a line without an on_line handler: logged at info with the
- * run's context and the stream's name (JSON lines as structured fields when
- * LOG_PROXY_HOOK_JSON asks for it). For handlers that look at a line and log it too.
+ * run's context and the stream's name; a line that is one JSON object as a
+ * structured record, and with join_json_lines an object printed over several
+ * lines too. For handlers that look at a line and log it too.
  */
 void ao_proc_log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len);
 

@@ -140,6 +140,7 @@ static int setup_hook_processes(struct operator_state *op)
         struct ao_proc_options options = {
             .spawner_path = s->spawner_path[0] ? s->spawner_path : NULL,
             .subreaper = true,
+            .join_json_lines = s->log_proxy_hook_json,
         };
         if (ao_proc_new(op->reactor, &options, &op->proc, &err) < 0) {
                 ao_log(AO_LOG_ERROR, "%s", err.msg);

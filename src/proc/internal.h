@@ -10,6 +10,7 @@
 
 #include "ao/launch.h"
 #include "ao/proc.h"
+#include "ao/strbuf.h"
 
 struct ao_source;
 struct spawner_reply_msg;
@@ -17,6 +18,13 @@ struct spawner_reply_msg;
 #define READ_CHUNK (64 * 1024)
 
 /* One output pipe of a run, read line by line. */
+/* LOG_PROXY_HOOK_JSON: an object being printed over several lines (hook-log-join.c). */
+struct json_join {
+        struct ao_strbuf text; /* the lines so far, joined by '\n'; empty: none pending */
+        int depth;             /* open braces and brackets outside strings */
+        bool in_string, escaped;
+};
+
 struct run_output {
         enum ao_proc_stream stream;
         int fd;                   /* read end, owned; -1 once closed */
@@ -24,6 +32,7 @@ struct run_output {
         char *line;               /* partial line, owned */
         size_t line_len, line_cap;
         bool discarding; /* the current line went over line_max: drop until its newline */
+        struct json_join join;
 };
 
 enum run_state {
@@ -150,6 +159,13 @@ int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *co
 /* hook-log.c */
 /** Log a line that is one JSON object as a structured record; false (nothing logged) for any other line. */
 bool ao_proc_log_json_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len);
+/* A line logged as it is: a structured record when it is one JSON object, else text at info. */
+void ao_proc_log_line_now(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len);
+/* With join_json_lines: whether @line was taken into (or completed) a multi-line object. */
+bool ao_proc_join_json_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line,
+                            size_t len);
+/* The stream ended: log what is still pending line by line, and release the buffer. */
+void ao_proc_join_flush(struct ao_proc_run *run, enum ao_proc_stream stream);
 
 /* output.c */
 int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int *ret_write_fd);

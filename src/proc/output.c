@@ -22,6 +22,13 @@ static const char *const stream_names[] = {[AO_PROC_STDOUT] = "stdout", [AO_PROC
 
 void ao_proc_log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
 {
+        if (run->proc->options.join_json_lines && ao_proc_join_json_line(run, stream, line, len))
+                return;
+        ao_proc_log_line_now(run, stream, line, len);
+}
+
+void ao_proc_log_line_now(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
+{
         if (ao_proc_log_json_line(run, stream, line, len))
                 return;
         /* Lines are logged as C strings: a NUL byte from a hook becomes U+FFFD instead of cutting the line. */
@@ -164,6 +171,7 @@ int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int
 
 void ao_proc_output_close(struct run_output *o)
 {
+        ao_proc_join_flush(run_of_output(o), o->stream);
         o->source = ao_source_free(o->source);
         o->fd = ao_safe_close(o->fd);
         free(o->line);

@@ -321,6 +321,41 @@ static void test_json_log_lines(int log_read)
             "%s: a JSON line becomes a structured record at its level; other lines stay text", mode);
 }
 
+/* LOG_PROXY_HOOK_JSON: an object printed over several lines becomes one record; the rest stays text. */
+static void test_json_joined_lines(int log_read)
+{
+        struct ao_proc_options options = {.spawner_path = "", .join_json_lines = true};
+        struct ao_proc *saved = proc, *joining = NULL;
+        struct ao_error err = {0};
+        if (ao_proc_new(reactor, &options, &joining, &err) < 0)
+                tap_bail(err.msg);
+        proc = joining;
+        struct outcome o;
+        char *argv[] = {"/bin/sh", "-c",
+                        "printf '%s\\n' '{' '  \"level\": \"error\",' '  \"msg\": \"a } and a {\",' "
+                        "'  \"n\": {\"a\": [1,' '    2]}' '}' 'plain after' '{\"one\": \"line\"}' "
+                        "'{ \"open\": [' '}'",
+                        NULL};
+        struct ao_proc_spec spec = {.path = "/bin/sh", .argv = argv, .log_context = {.hook = "hooks/pretty"}};
+        run_spec(&spec, &o);
+        proc = saved;
+        ao_proc_free(joining);
+        char buf[4096];
+        ssize_t n = read(log_read, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        tap_is_str(
+            buf,
+            "{\"level\":\"error\",\"msg\":\"a } and a {\",\"hook\":\"hooks/pretty\",\"output\":\"stdout\","
+            "\"proxyJsonLog\":\"true\",\"hook_n\":\"{\\\"a\\\":[1,2]}\"}\n"
+            "{\"level\":\"info\",\"msg\":\"plain after\",\"hook\":\"hooks/pretty\",\"output\":\"stdout\"}\n"
+            "{\"level\":\"info\",\"msg\":\"\",\"hook\":\"hooks/pretty\",\"output\":\"stdout\","
+            "\"proxyJsonLog\":\"true\",\"hook_one\":\"line\"}\n"
+            "{\"level\":\"info\",\"msg\":\"{ \\\"open\\\": [\",\"hook\":\"hooks/pretty\",\"output\":"
+            "\"stdout\"}\n"
+            "{\"level\":\"info\",\"msg\":\"}\",\"hook\":\"hooks/pretty\",\"output\":\"stdout\"}\n",
+            "joined JSON lines: one record for the pretty-printed object, text for what never closes");
+}
+
 static void test_max_rss(void)
 {
         const char *memhog = getenv("AO_MEMHOG");
@@ -631,6 +666,10 @@ int main(void)
                 test_kill_and_shutdown();
                 ao_proc_free(proc);
         }
+        char drain[65536];
+        while (read(log_pipe[0], drain, sizeof(drain)) > 0)
+                ;
+        test_json_joined_lines(log_pipe[0]);
         for (size_t i = 0; i < n_killers; i++)
                 ao_sandbox_profile_free(killer_profiles[i]);
         ao_sandbox_profiles_free(profiles);
