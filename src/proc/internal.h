@@ -169,6 +169,10 @@ void ao_proc_join_flush(struct ao_proc_run *run, enum ao_proc_stream stream);
 
 /* output.c */
 int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int *ret_write_fd);
+/* A chunk of a run's output: split into lines, each capped and logged (or given to on_line). */
+void ao_proc_output_feed(struct ao_proc_run *run, struct run_output *o, const char *data, size_t n);
+/* The stream ended: its last line and any pending joined JSON are logged, the stream closed. */
+void ao_proc_output_end(struct ao_proc_run *run, struct run_output *o);
 void ao_proc_output_close(struct run_output *o);
 
 /* supervise.c */

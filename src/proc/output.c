@@ -94,7 +94,7 @@ static void line_append(struct run_output *o, const char *data, size_t n)
 }
 
 /* Split a chunk into lines, carrying a partial line over to the next chunk. */
-static void consume(struct ao_proc_run *run, struct run_output *o, const char *data, size_t n)
+void ao_proc_output_feed(struct ao_proc_run *run, struct run_output *o, const char *data, size_t n)
 {
         size_t line_max = run->proc->options.line_max;
         while (n > 0) {
@@ -130,16 +130,12 @@ static int on_readable(struct ao_source *s, int fd, uint32_t revents, void *user
                 ssize_t n = read(fd, run->proc->read_buf, sizeof(run->proc->read_buf));
                 if (n > 0) {
                         run->result.output_bytes[o->stream] += (uint64_t) n;
-                        consume(run, o, run->proc->read_buf, (size_t) n);
+                        ao_proc_output_feed(run, o, run->proc->read_buf, (size_t) n);
                         continue;
                 }
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return 0;
-                /* EOF (or a broken pipe): flush a last line without newline, then done with this stream. */
-                if (o->line_len > 0 && !o->discarding)
-                        emit(run, o, o->line, o->line_len, false);
-                o->line_len = 0;
-                ao_proc_output_close(o);
+                ao_proc_output_end(run, o);
                 ao_proc_run_maybe_finish(run);
                 return 0;
         }
@@ -167,6 +163,15 @@ int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int
         }
         *ret_write_fd = fds[1];
         return 0;
+}
+
+/* EOF (or a broken pipe): flush a last line without newline, then done with this stream. */
+void ao_proc_output_end(struct ao_proc_run *run, struct run_output *o)
+{
+        if (o->line_len > 0 && !o->discarding)
+                emit(run, o, o->line, o->line_len, false);
+        o->line_len = 0;
+        ao_proc_output_close(o);
 }
 
 void ao_proc_output_close(struct run_output *o)
