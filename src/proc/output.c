@@ -52,6 +52,8 @@ void ao_proc_log_line_now(struct ao_proc_run *run, enum ao_proc_stream stream, c
 static void emit(struct ao_proc_run *run, struct run_output *o, const char *line, size_t len, bool truncated)
 {
         const struct ao_proc_options *opt = &run->proc->options;
+        if (!line)
+                line = ""; /* an empty first line: nothing was buffered yet */
         if (len > 0 && line[len - 1] == '\r')
                 len--;
         if (run->logged_bytes >= opt->output_max) {
@@ -85,6 +87,8 @@ static void emit(struct ao_proc_run *run, struct run_output *o, const char *line
 
 static void line_append(struct run_output *o, const char *data, size_t n)
 {
+        if (n == 0)
+                return; /* an empty line: o->line may still be NULL */
         if (o->line_len + n > o->line_cap) {
                 o->line_cap = AO_MAX(o->line_len + n, o->line_cap ? o->line_cap * 2 : 256);
                 o->line = ao_xrealloc(o->line, o->line_cap);
