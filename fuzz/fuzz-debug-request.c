@@ -50,6 +50,7 @@ static const char *const fixed_paths[] = {
     [AO_DEBUG_GLOBAL_VALUES] = "/global/values",
     [AO_DEBUG_GLOBAL_CONFIG] = "/global/config",
     [AO_DEBUG_GLOBAL_PATCHES] = "/global/patches",
+    [AO_DEBUG_GLOBAL_SNAPSHOTS] = "/global/snapshots",
     [AO_DEBUG_MODULE_LIST] = "/module/list",
     [AO_DEBUG_MODULE_RESOURCE_MONITOR] = "/module/resource-monitor",
 };
@@ -58,6 +59,7 @@ static const char *const module_whats[] = {
     [AO_DEBUG_MODULE_VALUES] = "values",
     [AO_DEBUG_MODULE_CONFIG] = "config",
     [AO_DEBUG_MODULE_PATCHES] = "patches",
+    [AO_DEBUG_MODULE_SNAPSHOTS] = "snapshots",
 };
 
 /* The path @req stands for, written back. */

@@ -37,11 +37,13 @@ enum ao_debug_route {
         AO_DEBUG_GLOBAL_VALUES,           /* /global/values */
         AO_DEBUG_GLOBAL_CONFIG,           /* /global/config */
         AO_DEBUG_GLOBAL_PATCHES,          /* /global/patches */
+        AO_DEBUG_GLOBAL_SNAPSHOTS,        /* /global/snapshots */
         AO_DEBUG_MODULE_LIST,             /* /module/list */
         AO_DEBUG_MODULE_RESOURCE_MONITOR, /* /module/resource-monitor */
         AO_DEBUG_MODULE_VALUES,           /* /module/<name>/values */
         AO_DEBUG_MODULE_CONFIG,           /* /module/<name>/config */
         AO_DEBUG_MODULE_PATCHES,          /* /module/<name>/patches */
+        AO_DEBUG_MODULE_SNAPSHOTS,        /* /module/<name>/snapshots */
         _AO_DEBUG_ROUTE_MAX,
         _AO_DEBUG_ROUTE_INVALID = -EINVAL,
 };

@@ -44,10 +44,13 @@ static const struct debug_command debug_commands[] = {
     {"global", "patches", false, FORMAT_JSON, "/global/patches", "stored JSON patches of global values",
      NULL},
     {"global", "config", false, FORMAT_YAML, "/global/config", "global config values", NULL},
+    {"global", "snapshots", false, FORMAT_YAML, "/global/snapshots", "global hooks' kubernetes snapshots",
+     NULL},
     {"module", "list", false, FORMAT_TEXT, "/module/list", "modules and their state", print_modules_text},
     {"module", "values", true, FORMAT_YAML, NULL, "a module's values", NULL},
     {"module", "patches", true, FORMAT_JSON, NULL, "a module's stored JSON patches", NULL},
     {"module", "config", true, FORMAT_YAML, NULL, "a module's config values", NULL},
+    {"module", "snapshots", true, FORMAT_YAML, NULL, "its hooks' kubernetes snapshots", NULL},
     {"module", "resource-monitor", false, FORMAT_YAML, "/module/resource-monitor", "helm resource monitors",
      NULL},
 };

@@ -48,6 +48,7 @@ static const struct {
     {"/global/values", AO_DEBUG_GLOBAL_VALUES},
     {"/global/config", AO_DEBUG_GLOBAL_CONFIG},
     {"/global/patches", AO_DEBUG_GLOBAL_PATCHES},
+    {"/global/snapshots", AO_DEBUG_GLOBAL_SNAPSHOTS},
     {"/module/list", AO_DEBUG_MODULE_LIST},
     {"/module/resource-monitor", AO_DEBUG_MODULE_RESOURCE_MONITOR},
 };
@@ -59,6 +60,7 @@ static const struct {
     {"values", AO_DEBUG_MODULE_VALUES},
     {"config", AO_DEBUG_MODULE_CONFIG},
     {"patches", AO_DEBUG_MODULE_PATCHES},
+    {"snapshots", AO_DEBUG_MODULE_SNAPSHOTS},
 };
 
 static int unknown_path(struct ao_error *reterr)

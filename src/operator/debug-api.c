@@ -5,10 +5,12 @@
  *   /queue/list, /queue/main            queues and their tasks
  *   /global/values, /global/config      {"global": ...}
  *   /global/patches                     stored memory patches of global hooks
+ *   /global/snapshots                   kubernetes snapshots of the global hooks (as for a module)
  *   /module/list                        modules, their order and state
  *   /module/<name>/values|config        {"<key>": ...} (?global=true adds "global")
  * The path and query are read by ao_debug_request_parse() (src/http/debug-request.c).
  *   /module/<name>/patches              the module's stored memory patches
+ *   /module/<name>/snapshots            {"<hook>": {"<binding>": [items]}}: kubernetes snapshots
  *   /module/resource-monitor            release monitors (none without a cluster)
  *   /status/converge                    converge state (text; ?output=json for JSON)
  */
@@ -49,6 +51,23 @@ static cJSON *wrapped(const char *key, cJSON *section)
         return doc;
 }
 
+/* Each hook's kubernetes bindings with the items its next binding context would carry. */
+static cJSON *snapshots_of(struct operator_state *op, struct module *mod, struct ao_hook *hooks, size_t n)
+{
+        cJSON *doc = cJSON_CreateObject();
+        for (size_t i = 0; i < n; i++) {
+                struct ao_snapshot_source src = kube_snapshot_source(op, mod, &hooks[i]);
+                cJSON *bindings = cJSON_CreateObject();
+                for (size_t k = 0; k < hooks[i].config.n_kubernetes; k++) {
+                        const char *name = hooks[i].config.kubernetes[k].name;
+                        cJSON *items = src.get ? src.get(src.userdata, name) : NULL;
+                        cJSON_AddItemToObject(bindings, name, items ? items : cJSON_CreateArray());
+                }
+                cJSON_AddItemToObject(doc, hooks[i].name, bindings);
+        }
+        return doc;
+}
+
 static int global_route(struct operator_state *op, enum ao_debug_route route, cJSON **ret_body)
 {
         struct ao_error err = {0};
@@ -56,6 +75,10 @@ static int global_route(struct operator_state *op, enum ao_debug_route route, cJ
         int r;
         if (route == AO_DEBUG_GLOBAL_PATCHES) {
                 *ret_body = cJSON_Duplicate(op->values.global_patches, true);
+                return 200;
+        }
+        if (route == AO_DEBUG_GLOBAL_SNAPSHOTS) {
+                *ret_body = snapshots_of(op, NULL, op->global_hooks, op->n_global_hooks);
                 return 200;
         }
         if (route == AO_DEBUG_GLOBAL_VALUES)
@@ -92,6 +115,10 @@ static int module_route(struct operator_state *op, const struct ao_debug_request
                 return reply_text(404, ret_body, "no such module\n");
         if (req->route == AO_DEBUG_MODULE_PATCHES) {
                 *ret_body = cJSON_Duplicate(mod->patches, true);
+                return 200;
+        }
+        if (req->route == AO_DEBUG_MODULE_SNAPSHOTS) {
+                *ret_body = snapshots_of(op, mod, mod->hooks, mod->n_hooks);
                 return 200;
         }
         bool values = req->route == AO_DEBUG_MODULE_VALUES;
@@ -177,6 +204,7 @@ int debug_api_handle(const char *path, const char *query, cJSON **ret_body, void
         case AO_DEBUG_GLOBAL_VALUES:
         case AO_DEBUG_GLOBAL_CONFIG:
         case AO_DEBUG_GLOBAL_PATCHES:
+        case AO_DEBUG_GLOBAL_SNAPSHOTS:
                 return global_route(op, req.route, ret_body);
         case AO_DEBUG_MODULE_LIST:
                 *ret_body = module_list(op);

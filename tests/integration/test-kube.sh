@@ -98,7 +98,7 @@ printf 'kmodEnabled: true\n' >"$work/modules/values.yaml"
 
 printf 'kmodEnabled: "true"\n' >"$work/config.yaml"
 op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" KUBE_CONFIG="$work/kubeconfig" GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
-        ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
+        ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" DEBUG_UNIX_SOCKET="$work/debug.socket" \
         ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 ${AO_TEST_REACTOR:+ADDON_OPERATOR_REACTOR=$AO_TEST_REACTOR} KUBE_CLIENT_QPS=20 KUBE_CLIENT_BURST=3 -- start
 op_wait_for "module 'kmod' is up to date"
 ok $? "the operator converges with kubernetes bindings"
@@ -124,6 +124,11 @@ is "$(ctx "$work/logs/watch.sh.log" 3)" \
 is "$(ctx "$work/logs/late.sh.log" 1)" \
         '{"binding":"late","objects":[{"filterResult":"cm1"},{"filterResult":"cm2"}],"type":"Synchronization"}' \
         "a binding that joins a shared informer later gets every object"
+is "$("$AO_BINARY" module snapshots kmod -o json --debug-unix-socket "$work/debug.socket" | jq -c .)" \
+        '{"hooks/late.sh":{"late":[{"filterResult":"cm1"},{"filterResult":"cm2"}]},"hooks/watch.sh":{"two":[{"filterResult":"cm2"}]}}' \
+        "module snapshots: every hook's bindings with their current items"
+like "$("$AO_BINARY" global snapshots -o json --debug-unix-socket "$work/debug.socket" | jq -c '.["hooks/filtered.sh"]')" \
+        '^\{"cms":\[\{"filterResult":\{"a":"1"\}\},\{"filterResult":\{"b":"2"\}\}' "global snapshots: the global hooks' bindings"
 
 # ---- metrics ---------------------------------------------------------------------------------------
 port=$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)

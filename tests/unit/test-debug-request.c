@@ -22,6 +22,7 @@ static const struct ok_case {
     {"/global/values", "", AO_DEBUG_GLOBAL_VALUES, "", false, false},
     {"/global/config", "", AO_DEBUG_GLOBAL_CONFIG, "", false, false},
     {"/global/patches", "", AO_DEBUG_GLOBAL_PATCHES, "", false, false},
+    {"/global/snapshots", "", AO_DEBUG_GLOBAL_SNAPSHOTS, "", false, false},
     {"/module/list", "", AO_DEBUG_MODULE_LIST, "", false, false},
     {"/module/resource-monitor", "", AO_DEBUG_MODULE_RESOURCE_MONITOR, "", false, false},
     {"/module/echo-server/values", "global=true", AO_DEBUG_MODULE_VALUES, "echo-server", true, false},
@@ -33,6 +34,7 @@ static const struct ok_case {
     {"/module/echo-server/values", "&&global=true&", AO_DEBUG_MODULE_VALUES, "echo-server", true, false},
     {"/module/echo-server/values", "xglobal=true", AO_DEBUG_MODULE_VALUES, "echo-server", false, false},
     {"/module/echo-server/patches", "", AO_DEBUG_MODULE_PATCHES, "echo-server", false, false},
+    {"/module/echo-server/snapshots", "", AO_DEBUG_MODULE_SNAPSHOTS, "echo-server", false, false},
     /* "list" and "resource-monitor" are routes only when alone. */
     {"/module/list/values", "", AO_DEBUG_MODULE_VALUES, "list", false, false},
 };
