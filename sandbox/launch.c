@@ -41,6 +41,13 @@ _Noreturn static void fail(struct ao_launch_failure *f, int stage)
 static int setup_stdio(const struct ao_launch *l)
 {
         int sources[3] = {l->stdin_fd, l->stdout_fd, l->stderr_fd};
+        if (sources[0] > 2 && sources[1] > 2 && sources[2] > 2) {
+                /* No source is a target (the spawner's case): copy straight down. */
+                for (int i = 0; i < 3; i++)
+                        if (dup2(sources[i], i) < 0)
+                                return -1;
+                return 0;
+        }
         int parked[3];
         for (int i = 0; i < 3; i++) {
                 parked[i] = fcntl(sources[i], F_DUPFD_CLOEXEC, FD_SCRATCH_MIN);
@@ -68,7 +75,7 @@ struct kernel_sigaction {
         uint64_t mask;
 };
 
-static int reset_signals(void)
+int ao_launch_reset_all_signals(void)
 {
         struct kernel_sigaction dfl = {.handler = SIG_DFL};
         for (int sig = 1; sig < _NSIG; sig++) {
@@ -79,6 +86,17 @@ static int reset_signals(void)
         }
         uint64_t none = 0;
         return (int) syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none));
+}
+
+static int reset_signals(const struct ao_launch *l)
+{
+        if (!l->non_default_signals)
+                return ao_launch_reset_all_signals();
+        struct kernel_sigaction dfl = {.handler = SIG_DFL};
+        for (size_t i = 0; i < l->n_non_default_signals; i++)
+                if (syscall(SYS_rt_sigaction, l->non_default_signals[i], &dfl, NULL, sizeof(dfl.mask)) < 0)
+                        return -1;
+        return 0;
 }
 
 static int apply_limits(const struct ao_launch *l)
@@ -144,7 +162,7 @@ _Noreturn void ao_launch_exec(const struct ao_launch *l, struct ao_launch_failur
         /* Every other fd closes at exec; the listener socket stays usable until then. */
         if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 fail(f, AO_LAUNCH_FDS);
-        if (reset_signals() < 0)
+        if (reset_signals(l) < 0)
                 fail(f, AO_LAUNCH_SIGNALS);
         if (l->cwd && chdir(l->cwd) < 0)
                 fail(f, AO_LAUNCH_CHDIR);

@@ -107,7 +107,8 @@ struct ao_proc {
         struct ao_proc_options options;
         struct ao_proc_run *runs;
         size_t n_runs;
-        size_t n_starting; /* runs whose spawner reply is outstanding */
+        size_t n_starting;  /* runs whose spawner reply is outstanding */
+        bool reap_deferred; /* an exited child was left for later because replies were outstanding */
         uint64_t next_id;
         uint32_t next_spawner_serial;
         bool refusing; /* shutdown began */

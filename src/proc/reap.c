@@ -8,7 +8,7 @@
  *
  * A child started through the spawner is ours before we know its pid (the
  * reply is in flight), so while replies are outstanding unknown pids are
- * left alone; the last reply kicks the reaper again.
+ * left alone; the reply that ends such a wait kicks the reaper again.
  */
 #include <signal.h>
 #include <sys/prctl.h>
@@ -45,8 +45,10 @@ static void reap_exited(struct ao_proc *p)
                                 return;
                         continue;
                 }
-                if (p->n_starting > 0)
-                        return; /* may be a child whose spawner reply has not arrived yet */
+                if (p->n_starting > 0) {
+                        p->reap_deferred = true; /* may be a child whose spawner reply has not arrived yet */
+                        return;
+                }
                 struct rusage ru;
                 int status;
                 if (wait4(si.si_pid, &status, WNOHANG, &ru) == si.si_pid) {
@@ -88,6 +90,9 @@ void ao_proc_reaper_done(struct ao_proc *p)
 
 void ao_proc_reaper_kick(struct ao_proc *p)
 {
-        if (p->reaper_retry && p->n_starting == 0)
+        /* Only a pass that left a child for later needs another: most replies find nothing to do. */
+        if (p->reaper_retry && p->n_starting == 0 && p->reap_deferred) {
+                p->reap_deferred = false;
                 (void) ao_source_set_enabled(p->reaper_retry, AO_SOURCE_ONESHOT);
+        }
 }

@@ -39,6 +39,8 @@ static struct {
 } profile;
 
 static int devnull = -1;
+/* Our only dispositions that are not the default (set in main()); the mask stays empty. */
+static const int ignored_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static _Alignas(16) char child_stack[CHILD_STACK_SIZE];
 static union {
         char bytes[SPAWNER_MESSAGE_MAX];
@@ -149,6 +151,8 @@ static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds,
             .listener_sock = -1, /* the filter, if any, is the spawner's own: inherited */
             .limits = profile.limits,
             .n_limits = profile.n_limits,
+            .non_default_signals = ignored_signals,
+            .n_non_default_signals = sizeof(ignored_signals) / sizeof(ignored_signals[0]),
         };
         struct ao_launch_failure failure;
         int pidfd = -1;
@@ -191,9 +195,17 @@ int main(void)
          * group) are for the operator, which shuts down in order and then closes our socket. Hooks
          * get default dispositions back from the launcher.
          */
-        static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-        for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
-                (void) signal(ignored[i], SIG_IGN);
+        /*
+         * Whoever started us may have left signals ignored or blocked. Children are launched on the
+         * promise that our mask is empty and only ignored_signals differ from the default: make it
+         * true once here instead of in every child.
+         */
+        if (ao_launch_reset_all_signals() < 0) {
+                perror("addon-operator-spawner: resetting signals");
+                return 1;
+        }
+        for (size_t i = 0; i < sizeof(ignored_signals) / sizeof(ignored_signals[0]); i++)
+                (void) signal(ignored_signals[i], SIG_IGN);
         devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (devnull < 0) {
                 perror("addon-operator-spawner: /dev/null");

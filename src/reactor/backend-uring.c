@@ -2,13 +2,19 @@
 /*
  * io_uring backend: readiness through IORING_OP_POLL_ADD.
  *
- * Level-triggered registrations use one-shot polls that are re-armed as soon
- * as their completion is reaped; the kernel checks readiness again when a
- * poll is armed, so data left unread produces another completion, exactly
- * as level-triggered epoll would. Edge-triggered registrations use multishot
- * polls (kernel 5.13+), which post a completion per wake-up and stay armed.
- * A registration's token is the SQE's user_data; removals are submitted at
- * once so the kernel drops its file reference before the caller closes the fd.
+ * Level-triggered registrations use one-shot polls that are re-armed on the
+ * next wait, after their callbacks ran; the kernel checks readiness again
+ * when a poll is armed, so data left unread produces another completion,
+ * exactly as level-triggered epoll would. Re-arming after the callbacks
+ * means a source freed by its callback (a pipe at EOF, a reaped child) is
+ * not armed again only to be removed. Edge-triggered registrations use
+ * multishot polls (kernel 5.13+), which post a completion per wake-up and
+ * stay armed. A registration's token is the SQE's user_data.
+ *
+ * Arms go to the kernel with the next wait's io_uring_enter. Removals are
+ * submitted at once, so the kernel drops its file reference before the
+ * caller closes the fd (a peer must see a closed socket as closed), and are
+ * skipped for a poll that completed and was not armed again.
  */
 #include <poll.h>
 #include <string.h>
@@ -25,7 +31,9 @@
 
 struct uring_backend {
         struct io_uring ring;
-        bool multishot; /* IORING_POLL_ADD_MULTI works on this kernel */
+        bool multishot;  /* IORING_POLL_ADD_MULTI works on this kernel */
+        uint64_t *rearm; /* tokens of one-shot polls that completed, armed again on the next wait */
+        size_t n_rearm, rearm_cap;
 };
 
 static struct io_uring_sqe *get_sqe(struct io_uring *ring)
@@ -110,6 +118,7 @@ static void uring_done(struct ao_reactor *r)
         if (!b)
                 return;
         io_uring_queue_exit(&b->ring);
+        free(b->rearm);
         free(b);
         r->backend_data = NULL;
 }
@@ -138,6 +147,17 @@ static int queue_removal(struct uring_backend *b, uint64_t token)
         return 0;
 }
 
+/* A poll that completed and waits for its re-arm is not in the kernel: forget it, nothing to remove. */
+static bool take_pending_rearm(struct uring_backend *b, uint64_t token)
+{
+        for (size_t i = 0; i < b->n_rearm; i++)
+                if (b->rearm[i] == token) {
+                        b->rearm[i] = b->rearm[--b->n_rearm];
+                        return true;
+                }
+        return false;
+}
+
 static int uring_watch(struct ao_reactor *r, int fd, uint32_t events, uint64_t token)
 {
         return arm_poll(r->backend_data, fd, events, token);
@@ -146,9 +166,12 @@ static int uring_watch(struct ao_reactor *r, int fd, uint32_t events, uint64_t t
 static int uring_unwatch(struct ao_reactor *r, int fd, uint64_t token)
 {
         struct uring_backend *b = r->backend_data;
+        if (take_pending_rearm(b, token))
+                return 0;
         int k = queue_removal(b, token);
         if (k < 0)
                 return k;
+        /* At once: the kernel holds the file until then, and a closed socket must look closed. */
         k = io_uring_submit(&b->ring);
         return k < 0 ? k : 0;
 }
@@ -156,18 +179,33 @@ static int uring_unwatch(struct ao_reactor *r, int fd, uint64_t token)
 static int uring_modify(struct ao_reactor *r, int fd, uint32_t events, uint64_t old_token, uint64_t new_token)
 {
         struct uring_backend *b = r->backend_data;
-        int k = queue_removal(b, old_token);
-        if (k < 0)
-                return k;
+        if (!take_pending_rearm(b, old_token)) {
+                int k = queue_removal(b, old_token);
+                if (k < 0)
+                        return k;
+        }
         return arm_poll(b, fd, events, new_token);
 }
 
-/* A poll completed for good (one-shot, or a multishot the kernel ended): arm it again if still wanted. */
-static void rearm_if_live(struct ao_reactor *r, uint64_t token)
+/* A poll completed for good (one-shot, or a multishot the kernel ended): arm it again next wait. */
+static void defer_rearm(struct uring_backend *b, uint64_t token)
 {
-        struct reactor_slot *slot = ao_reactor_slot_from_token(r, token);
-        if (slot)
-                (void) arm_poll(r->backend_data, slot->fd, slot->events, token);
+        if (b->n_rearm == b->rearm_cap) {
+                b->rearm_cap = b->rearm_cap ? b->rearm_cap * 2 : 64;
+                b->rearm = ao_xreallocarray(b->rearm, b->rearm_cap, sizeof(*b->rearm));
+        }
+        b->rearm[b->n_rearm++] = token;
+}
+
+/* Arm the completed polls whose registration survived its callbacks (a changed one has a new token). */
+static void rearm_live(struct ao_reactor *r, struct uring_backend *b)
+{
+        for (size_t i = 0; i < b->n_rearm; i++) {
+                struct reactor_slot *slot = ao_reactor_slot_from_token(r, b->rearm[i]);
+                if (slot)
+                        (void) arm_poll(b, slot->fd, slot->events, b->rearm[i]);
+        }
+        b->n_rearm = 0;
 }
 
 static int uring_wait(struct ao_reactor *r, uint64_t timeout_usec, struct backend_event *events, size_t max)
@@ -177,6 +215,7 @@ static int uring_wait(struct ao_reactor *r, uint64_t timeout_usec, struct backen
                                        .tv_nsec =
                                            (long long) (timeout_usec % AO_USEC_PER_SEC * AO_NSEC_PER_USEC)};
         struct io_uring_cqe *cqe;
+        rearm_live(r, b);
         int k = io_uring_submit_and_wait_timeout(&b->ring, &cqe, 1,
                                                  timeout_usec == AO_USEC_INFINITY ? NULL : &ts, NULL);
         if (k == -ETIME)
@@ -196,7 +235,7 @@ static int uring_wait(struct ao_reactor *r, uint64_t timeout_usec, struct backen
                         continue;
                 /* Re-arm after a result, not after a failure: a poll on a closed fd would spin. */
                 if (!(cqe->flags & IORING_CQE_F_MORE) && (cqe->res >= 0 || cqe->res == -ECANCELED))
-                        rearm_if_live(r, token);
+                        defer_rearm(b, token);
                 if (cqe->res == -ECANCELED)
                         continue;
                 /* A failed poll (EBADF: fd closed under us) is reported as an error condition. */
