@@ -89,7 +89,11 @@ struct ao_hooks_load_request {
         const struct ao_sandbox_profiles *profiles;
         const char *default_profile; /* ADDON_OPERATOR_SANDBOX_PROFILE */
         uint64_t timeout_usec;       /* for each --config run; 0: AO_HOOKS_CONFIG_TIMEOUT_USEC */
+        size_t max_parallel;         /* --config runs at once; 0: one at a time */
 };
+
+/** How many --config runs to have in flight on this machine (twice the cores, at most 16). */
+size_t ao_hooks_config_parallelism(void);
 
 #define AO_HOOKS_CONFIG_TIMEOUT_USEC (60 * AO_USEC_PER_SEC)
 

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Loading hooks: discovery, then `<hook> --config` for each in turn, parsed
- * into its binding configuration.
+ * Loading hooks: discovery, then `<hook> --config` for each, parsed into its
+ * binding configuration. The --config runs are independent, so up to
+ * req.max_parallel of them run at once; the hooks keep discovery order, and
+ * a failure is reported as a one-at-a-time load would report it.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "ao/alloc.h"
 #include "ao/hook-run.h"
@@ -11,13 +14,26 @@
 #include "ao/log.h"
 #include "ao/sandbox.h"
 
+struct load;
+
+/* What one --config run's done callback needs to find its hook. */
+struct config_run {
+        struct load *load;
+        size_t index;
+};
+
 struct load {
         struct ao_hook_runner *runner;
         struct ao_hooks_load_request req; /* strings below are owned copies */
         char *root, *module, *module_dir, *default_profile;
         struct ao_hook_paths paths;
-        struct ao_hook *hooks; /* owned until handed over */
-        size_t next;           /* index of the hook whose --config runs now */
+        struct ao_hook *hooks; /* one per path, owned until handed over; unstarted ones are zeroed */
+        struct config_run *runs;
+        size_t next_start;     /* index of the next hook whose --config starts */
+        size_t running;        /* --config runs in flight */
+        struct ao_error error; /* the failure of the first hook in discovery order that failed */
+        size_t error_index;
+        bool failed; /* once set, nothing new starts */
         ao_hooks_loaded_handler *on_loaded;
         void *userdata;
 };
@@ -25,7 +41,8 @@ struct load {
 static void load_free(struct load *l)
 {
         ao_hook_paths_done(&l->paths);
-        ao_hooks_free(l->hooks, l->next);
+        ao_hooks_free(l->hooks, l->hooks ? l->paths.n : 0);
+        free(l->runs);
         free(l->root);
         free(l->module);
         free(l->module_dir);
@@ -33,18 +50,30 @@ static void load_free(struct load *l)
         free(l);
 }
 
-static void finish(struct load *l, const struct ao_error *error)
+static void finish(struct load *l)
 {
-        if (error) {
-                l->on_loaded(NULL, 0, error, l->userdata);
+        if (l->failed) {
+                l->on_loaded(NULL, 0, &l->error, l->userdata);
         } else {
                 struct ao_hook *hooks = l->hooks;
-                size_t n = l->next;
                 l->hooks = NULL;
-                l->next = 0;
-                l->on_loaded(hooks, n, NULL, l->userdata);
+                l->on_loaded(hooks, l->paths.n, NULL, l->userdata);
         }
         load_free(l);
+}
+
+/*
+ * Report what a one-at-a-time load would: the failure of the first hook in discovery order. Every
+ * hook before a failed one has been started (they start in order), and all runs in flight are
+ * waited for, so the lowest failing index is known by the time the load finishes.
+ */
+static void fail(struct load *l, size_t index, const struct ao_error *err)
+{
+        if (l->failed && l->error_index < index)
+                return;
+        l->failed = true;
+        l->error = *err;
+        l->error_index = index;
 }
 
 static int select_profile(const struct load *l, const struct ao_hook_path *p,
@@ -62,24 +91,22 @@ static int select_profile(const struct load *l, const struct ao_hook_path *p,
         return 0;
 }
 
-static void start_next(struct load *l);
+static void start_more(struct load *l);
 
-static void on_config(const struct ao_hook_outcome *o, void *userdata)
+static void parse_config(struct load *l, size_t index, const struct ao_hook_outcome *o)
 {
-        struct load *l = userdata;
-        /* Counted as loaded from here on, so that load_free() releases it whatever happens. */
-        struct ao_hook *hook = &l->hooks[l->next++];
+        struct ao_hook *hook = &l->hooks[index];
         struct ao_error err = {0};
         if (!o->ok) {
                 ao_error_set(&err, o->error.code, "cannot get the configuration of hook '%s': %s", hook->name,
                              o->error.msg);
-                finish(l, &err);
+                fail(l, index, &err);
                 return;
         }
         if (ao_hook_config_parse(o->config_text, o->config_len, hook->name, hook->kind, &hook->config, &err) <
             0) {
                 ao_error_prefix(&err, "invalid configuration");
-                finish(l, &err);
+                fail(l, index, &err);
                 return;
         }
         for (size_t i = 0; i < hook->config.ignored.n; i++)
@@ -87,17 +114,23 @@ static void on_config(const struct ao_hook_outcome *o, void *userdata)
                     AO_LOG_WARN, AO_LOG_FIELDS({"hook", hook->name}),
                     "hook '%s': %s bindings are accepted but addon-operator does not serve them, ignoring",
                     hook->name, hook->config.ignored.items[i]);
-        start_next(l);
 }
 
-static void start_next(struct load *l)
+static void on_config(const struct ao_hook_outcome *o, void *userdata)
 {
-        if (l->next == l->paths.n) {
-                finish(l, NULL);
-                return;
-        }
-        const struct ao_hook_path *p = &l->paths.items[l->next];
-        struct ao_hook *hook = &l->hooks[l->next];
+        struct config_run *run = userdata;
+        struct load *l = run->load;
+        l->running--;
+        /* A failure of an earlier hook decides the load; later results are only waited for. */
+        if (!l->failed || run->index < l->error_index)
+                parse_config(l, run->index, o);
+        start_more(l);
+}
+
+static int start_one(struct load *l, size_t index, struct ao_error *reterr)
+{
+        const struct ao_hook_path *p = &l->paths.items[index];
+        struct ao_hook *hook = &l->hooks[index];
         *hook = (struct ao_hook){
             .name = ao_xstrdup(p->name),
             .path = ao_xstrdup(p->path),
@@ -105,28 +138,39 @@ static void start_next(struct load *l)
             .working_dir = ao_xstrdup(l->root),
             .kind = l->req.kind,
         };
-        struct ao_error err = {0};
-        int r = select_profile(l, p, &hook->profile, &err);
-        if (r >= 0) {
-                struct ao_hook_run_request run = {
-                    .mode = AO_HOOK_RUN_CONFIG,
-                    .hook_name = hook->name,
-                    .path = hook->path,
-                    .module = hook->module,
-                    .working_dir = hook->working_dir,
-                    .binding = "--config",
-                    .profile = hook->profile,
-                    .timeout_usec = l->req.timeout_usec ? l->req.timeout_usec : AO_HOOKS_CONFIG_TIMEOUT_USEC,
-                    .on_done = on_config,
-                    .userdata = l,
-                };
-                r = ao_hook_run_start(l->runner, &run, &err);
+        int r = select_profile(l, p, &hook->profile, reterr);
+        if (r < 0)
+                return r;
+        l->runs[index] = (struct config_run){.load = l, .index = index};
+        struct ao_hook_run_request run = {
+            .mode = AO_HOOK_RUN_CONFIG,
+            .hook_name = hook->name,
+            .path = hook->path,
+            .module = hook->module,
+            .working_dir = hook->working_dir,
+            .binding = "--config",
+            .profile = hook->profile,
+            .timeout_usec = l->req.timeout_usec ? l->req.timeout_usec : AO_HOOKS_CONFIG_TIMEOUT_USEC,
+            .on_done = on_config,
+            .userdata = &l->runs[index],
+        };
+        return ao_hook_run_start(l->runner, &run, reterr);
+}
+
+/* Start --config runs up to the limit; finish once nothing runs and nothing more will start. */
+static void start_more(struct load *l)
+{
+        size_t limit = l->req.max_parallel ? l->req.max_parallel : 1;
+        while (!l->failed && l->running < limit && l->next_start < l->paths.n) {
+                struct ao_error err = {0};
+                size_t index = l->next_start++;
+                if (start_one(l, index, &err) < 0)
+                        fail(l, index, &err);
+                else
+                        l->running++;
         }
-        if (r < 0) {
-                /* The half-made hook counts as loaded so that load_free() releases it. */
-                l->next++;
-                finish(l, &err);
-        }
+        if (l->running == 0 && (l->failed || l->next_start == l->paths.n))
+                finish(l);
 }
 
 int ao_hooks_load(struct ao_hook_runner *runner, const struct ao_hooks_load_request *req,
@@ -148,9 +192,17 @@ int ao_hooks_load(struct ao_hook_runner *runner, const struct ao_hooks_load_requ
                 load_free(l);
                 return r;
         }
-        l->hooks = ao_xcalloc(l->paths.n, sizeof(*l->hooks));
-        start_next(l);
+        l->hooks = ao_xcalloc(l->paths.n ? l->paths.n : 1, sizeof(*l->hooks));
+        l->runs = ao_xcalloc(l->paths.n ? l->paths.n : 1, sizeof(*l->runs));
+        start_more(l);
         return 0;
+}
+
+size_t ao_hooks_config_parallelism(void)
+{
+        /* --config runs mostly wait for the kernel and the shell: a few per core keep the machine busy. */
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        return cores < 1 ? 2 : cores > 8 ? 16 : (size_t) cores * 2;
 }
 
 void ao_hook_done(struct ao_hook *hook)

@@ -234,16 +234,9 @@ static void teardown(struct hooks_lint *h)
         h->reactor = ao_reactor_free(h->reactor);
 }
 
-/* --config runs mostly wait for the kernel and the shell: a few per core keep the machine busy. */
-static size_t parallelism(void)
-{
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        return cores < 1 ? 2 : cores > 8 ? 16 : (size_t) cores * 2;
-}
-
 int lint_hooks(const struct ao_settings *s, const struct lint_tree *t, struct lint_report *r)
 {
-        struct hooks_lint h = {.settings = s, .report = r, .max_running = parallelism()};
+        struct hooks_lint h = {.settings = s, .report = r, .max_running = ao_hooks_config_parallelism()};
         collect_jobs(&h, t);
         int k = 0;
         if (h.n_jobs > 0 && (k = setup(&h)) >= 0) {

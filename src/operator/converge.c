@@ -178,6 +178,7 @@ static int load_module_hooks(struct discovery *d, struct module *mod, struct ao_
             .profiles = op->profiles,
             .default_profile = op->settings->sandbox_profile,
             .timeout_usec = op->settings->hook_timeout_usec,
+            .max_parallel = ao_hooks_config_parallelism(),
         };
         return ao_hooks_load(op->runner, &req, on_module_hooks_loaded, d, reterr);
 }

@@ -226,6 +226,7 @@ static int load_global_hooks(struct operator_state *op, struct ao_error *reterr)
             .profiles = op->profiles,
             .default_profile = s->sandbox_profile,
             .timeout_usec = s->hook_timeout_usec,
+            .max_parallel = ao_hooks_config_parallelism(),
         };
         return ao_hooks_load(op->runner, &req, on_global_hooks_loaded, op, reterr);
 }

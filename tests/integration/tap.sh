@@ -39,6 +39,17 @@ like() { # like <got> <extended-regex> <description>
         fi
 }
 
+unlike() { # unlike <got> <extended-regex> <description>
+        tap_n=$((tap_n + 1))
+        if grep -Eq -- "$2" <<<"$1"; then
+                echo "not ok $tap_n - $3"
+                grep -E -- "$2" <<<"$1" | head -5 | sed 's/^/#   unwanted: /'
+                tap_failed=$((tap_failed + 1))
+        else
+                echo "ok $tap_n - $3"
+        fi
+}
+
 done_testing() {
         echo "1..$tap_n"
         [ "$tap_failed" -eq 0 ]
