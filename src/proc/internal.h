@@ -57,6 +57,8 @@ struct ao_proc_run {
         const struct ao_sandbox_profile *profile; /* borrowed */
         uint64_t timeout_usec;
         bool term_sent, kill_sent;
+        bool timeout_due; /* the timeout fired while the pid was unknown: act on it at launch */
+        bool needs_pid;   /* STARTING, and something needs the pid: its spawner polls for the reply */
         uint64_t started_usec;
         size_t logged_bytes;
         unsigned violations_logged;
@@ -79,6 +81,7 @@ struct parked_notification {
         uint64_t id;
         pid_t pid;
         int nr;
+        uint64_t horizon; /* the last run id when it came: only runs up to this one can be its caller */
 };
 
 #define SPAWNERS_MAX 16
@@ -100,6 +103,9 @@ struct spawner {
         struct parked_notification parked[PARKED_MAX];
         size_t n_parked;
         struct outgoing *queue_head, **queue_tail;
+        size_t n_starting; /* its runs whose reply is outstanding */
+        size_t n_needing;  /* of those, the ones whose pid is needed (lazy replies: poll while > 0) */
+        bool wants_any;    /* lazy replies: an unknown pid waits for the next reply (reaper, notification) */
 };
 
 struct ao_proc {
@@ -109,6 +115,17 @@ struct ao_proc {
         size_t n_runs;
         size_t n_starting;  /* runs whose spawner reply is outstanding */
         bool reap_deferred; /* an exited child was left for later because replies were outstanding */
+        pid_t exited_pid;   /* while the reaper reads replies: the child it saw exit, to reap at launch */
+        pid_t unknown_pid;  /* the exited child the reaper could not place yet, */
+        uint64_t unknown_horizon; /* and the last run id when it was first seen */
+        /*
+         * Spawner replies stay in the socket until a run's pid is needed (its
+         * output ended, a timeout, a kill, SIGCHLD, a seccomp notification),
+         * which spares the loop one wake-up per run. Only with the subreaper:
+         * its SIGCHLD is what notices a hook that exited while a descendant
+         * keeps its output open.
+         */
+        bool lazy_replies;
         uint64_t next_id;
         uint32_t next_spawner_serial;
         bool refusing; /* shutdown began */
@@ -137,9 +154,15 @@ static inline struct ao_proc_run *run_of_output(struct run_output *o)
 /* spawn.c */
 struct ao_proc_run *ao_proc_run_find(struct ao_proc *p, uint64_t id);
 struct ao_proc_run *ao_proc_run_find_pid(struct ao_proc *p, pid_t pid);
-/** A launch finished (in-process or via the spawner): track the child or report the failure. */
+/**
+ * A launch finished (in-process or via the spawner): track the child or
+ * report the failure. A child whose output has ended is reaped at once if it
+ * has exited, which may report the run and free it before this returns.
+ */
 void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
                           const struct ao_launch_failure *failure);
+/** One of the run's output streams ended; with both gone the run may finish (and be freed). */
+void ao_proc_run_output_ended(struct ao_proc_run *run);
 /** The run's output pipes and the leader may all be done: report and free when they are. */
 void ao_proc_run_maybe_finish(struct ao_proc_run *run);
 
@@ -150,6 +173,22 @@ struct spawner *ao_proc_spawner_stop(struct spawner *s);
 pid_t ao_proc_spawner_pid(const struct spawner *s);
 /** Reap the spawner now if it exited (from the SIGCHLD reaper); see ao_source_child_reap(). */
 int ao_proc_spawner_reap(struct spawner *s);
+/** @run (STARTING) needs its pid, not urgently: read its reply when it arrives. */
+void ao_proc_spawner_want_reply(struct ao_proc_run *run);
+/**
+ * @run (STARTING) needs its pid now: read the replies its spawner has sent,
+ * and poll for its own if it was not among them. Runs launched meanwhile
+ * may finish and be freed, @run among them.
+ */
+void ao_proc_spawner_collect(struct ao_proc_run *run);
+/** Read what every spawner owing replies has sent; runs may finish and be freed meanwhile. */
+void ao_proc_spawners_collect(struct ao_proc *p);
+/** An unknown pid waits: every spawner owing replies polls for the next one. */
+void ao_proc_spawners_want_any(struct ao_proc *p);
+/** Whether a run up to id @horizon still waits for its reply (from @s, or from any spawner if NULL). */
+bool ao_proc_reply_owed(const struct ao_proc *p, const struct spawner *s, uint64_t horizon);
+/** Before the launcher is freed: learn the pids of runs still starting, without reporting anything. */
+void ao_proc_spawners_learn_pids(struct ao_proc *p);
 /**
  * Queue a request for @run, taking ownership of the two pipe ends (closed
  * once sent, or on failure); the reply arrives through ao_proc_run_launched().

@@ -140,7 +140,7 @@ static int on_readable(struct ao_source *s, int fd, uint32_t revents, void *user
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return 0;
                 ao_proc_output_end(run, o);
-                ao_proc_run_maybe_finish(run);
+                ao_proc_run_output_ended(run);
                 return 0;
         }
         return 0;

@@ -6,9 +6,12 @@
  * (WNOWAIT), hand a known run's child to its own pidfd source (which reaps
  * it with rusage and reports), and reap anything else as an orphan.
  *
- * A child started through the spawner is ours before we know its pid (the
- * reply is in flight), so while replies are outstanding unknown pids are
- * left alone; the reply that ends such a wait kicks the reaper again.
+ * A child started through the spawner is ours before we know its pid (its
+ * reply is in flight, or not read yet: see lazy_replies). An unknown pid
+ * first makes us read the replies that have come. If it is still unknown, it
+ * is an orphan, unless a request sent before it was first seen is still
+ * unanswered: then it is left alone, and the reply that ends the wait kicks
+ * the reaper again.
  */
 #include <signal.h>
 #include <sys/prctl.h>
@@ -27,8 +30,21 @@ static struct spawner *spawner_by_pid(struct ao_proc *p, pid_t pid)
         return NULL;
 }
 
+/* Whether @pid could be the child of a run whose reply has not come: a request before it is unanswered. */
+static bool may_await_reply(struct ao_proc *p, pid_t pid)
+{
+        if (p->n_starting == 0)
+                return false;
+        if (pid != p->unknown_pid) {
+                p->unknown_pid = pid;
+                p->unknown_horizon = p->next_id;
+        }
+        return ao_proc_reply_owed(p, NULL, p->unknown_horizon);
+}
+
 static void reap_exited(struct ao_proc *p)
 {
+        bool collected = false;
         for (;;) {
                 siginfo_t si = {0};
                 if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
@@ -45,8 +61,16 @@ static void reap_exited(struct ao_proc *p)
                                 return;
                         continue;
                 }
-                if (p->n_starting > 0) {
-                        p->reap_deferred = true; /* may be a child whose spawner reply has not arrived yet */
+                if (p->n_starting > 0 && !collected) {
+                        collected = true;
+                        p->exited_pid = si.si_pid;
+                        ao_proc_spawners_collect(p);
+                        p->exited_pid = 0;
+                        continue; /* look again: it may be known now, or even reaped */
+                }
+                if (may_await_reply(p, si.si_pid)) {
+                        p->reap_deferred = true;
+                        ao_proc_spawners_want_any(p);
                         return;
                 }
                 struct rusage ru;
@@ -78,6 +102,7 @@ int ao_proc_reaper_setup(struct ao_proc *p)
         int k = ao_reactor_add_signal(p->reactor, &p->sigchld, SIGCHLD, on_sigchld, p);
         if (k < 0)
                 return k;
+        p->lazy_replies = true; /* SIGCHLD now tells of every exit, whatever holds the output open */
         /* A one-shot defer: runs once now (children that exited before we watched SIGCHLD), then on kicks. */
         return ao_reactor_add_defer(p->reactor, &p->reaper_retry, on_retry, p);
 }
@@ -91,7 +116,7 @@ void ao_proc_reaper_done(struct ao_proc *p)
 void ao_proc_reaper_kick(struct ao_proc *p)
 {
         /* Only a pass that left a child for later needs another: most replies find nothing to do. */
-        if (p->reaper_retry && p->n_starting == 0 && p->reap_deferred) {
+        if (p->reaper_retry && p->reap_deferred) {
                 p->reap_deferred = false;
                 (void) ao_source_set_enabled(p->reaper_retry, AO_SOURCE_ONESHOT);
         }

@@ -63,6 +63,8 @@ void ao_proc_run_kill(struct ao_proc_run *run)
 {
         run->result.killed = true;
         run->kill_sent = true;
+        if (run->state == RUN_STARTING)
+                ao_proc_spawner_want_reply(run); /* killed once its pid is known */
         signal_group(run, SIGKILL);
 }
 
@@ -100,11 +102,28 @@ static void report(struct ao_proc_run *run)
                 ao_shutdown_progress(p->shutdown);
 }
 
+static bool output_open(const struct ao_proc_run *run)
+{
+        return run->out[0].fd >= 0 || run->out[1].fd >= 0;
+}
+
 void ao_proc_run_maybe_finish(struct ao_proc_run *run)
 {
-        if (run->state != RUN_EXITED || run->out[0].fd >= 0 || run->out[1].fd >= 0)
+        if (run->state != RUN_EXITED || output_open(run))
                 return;
         report(run);
+}
+
+void ao_proc_run_output_ended(struct ao_proc_run *run)
+{
+        if (output_open(run))
+                return;
+        if (run->state == RUN_STARTING) {
+                /* The hook has most likely exited: its reply says which pid to reap. */
+                ao_proc_spawner_collect(run);
+                return;
+        }
+        ao_proc_run_maybe_finish(run);
 }
 
 /* --- timers ---------------------------------------------------------------- */
@@ -120,18 +139,9 @@ static void arm_timer(struct ao_proc_run *run, uint64_t usec)
                 ao_log(AO_LOG_ERROR, "proc: cannot arm a timer for pid %d", (int) run->pid);
 }
 
-static int on_run_timer(struct ao_source *s, uint64_t now, void *userdata)
+/* The timeout passed: SIGTERM to the group, then SIGKILL after the grace time. */
+static void time_out(struct ao_proc_run *run)
 {
-        struct ao_proc_run *run = userdata;
-        if (run->state == RUN_EXITED) {
-                /* Descendants kept the output open past the linger time: stop reading, finish. */
-                ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"hook", run->log_context.hook}),
-                            "proc: pid %d exited but its output is still open; closing it", (int) run->pid);
-                for (int i = 0; i < 2; i++)
-                        ao_proc_output_close(&run->out[i]);
-                ao_proc_run_maybe_finish(run);
-                return 0;
-        }
         if (!run->term_sent) {
                 run->term_sent = true;
                 run->result.timed_out = true;
@@ -146,6 +156,27 @@ static int on_run_timer(struct ao_source *s, uint64_t now, void *userdata)
                 run->kill_sent = true;
                 signal_group(run, SIGKILL);
         }
+}
+
+static int on_run_timer(struct ao_source *s, uint64_t now, void *userdata)
+{
+        struct ao_proc_run *run = userdata;
+        if (run->state == RUN_STARTING) {
+                /* The timeout counts from the request; act on it once the pid is known. */
+                run->timeout_due = true;
+                ao_proc_spawner_want_reply(run);
+                return 0;
+        }
+        if (run->state == RUN_EXITED) {
+                /* Descendants kept the output open past the linger time: stop reading, finish. */
+                ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"hook", run->log_context.hook}),
+                            "proc: pid %d exited but its output is still open; closing it", (int) run->pid);
+                for (int i = 0; i < 2; i++)
+                        ao_proc_output_close(&run->out[i]);
+                ao_proc_run_maybe_finish(run);
+                return 0;
+        }
+        time_out(run);
         return 0;
 }
 
@@ -170,15 +201,37 @@ static void record_exit(struct ao_proc_result *res, const siginfo_t *si, const s
         }
 }
 
-static int on_child_exit(struct ao_source *s, const siginfo_t *si, const struct rusage *ru, void *userdata)
+/* The leader is gone: record how; the run finishes once its output is drained too (may free it). */
+static void run_exited(struct ao_proc_run *run, const siginfo_t *si, const struct rusage *ru)
 {
-        struct ao_proc_run *run = userdata;
         record_exit(&run->result, si, ru);
         run->state = RUN_EXITED;
-        if (run->out[0].fd >= 0 || run->out[1].fd >= 0)
+        if (output_open(run))
                 arm_timer(run, OUTPUT_LINGER_USEC);
         ao_proc_run_maybe_finish(run);
+}
+
+static int on_child_exit(struct ao_source *s, const siginfo_t *si, const struct rusage *ru, void *userdata)
+{
+        run_exited(userdata, si, ru);
         return 0;
+}
+
+/*
+ * A reply read late, when the run's output has ended or the reaper has seen
+ * the pid exit: reap the child now if it is gone, which spares watching its
+ * pidfd.
+ */
+static bool reaped_at_once(struct ao_proc_run *run, pid_t pid, int pidfd)
+{
+        siginfo_t si;
+        struct rusage ru;
+        bool likely_gone = !output_open(run) || pid == run->proc->exited_pid;
+        if (!likely_gone || ao_pidfd_reap(pidfd, &si, &ru) <= 0)
+                return false;
+        (void) close(pidfd);
+        run_exited(run, &si, &ru);
+        return true;
 }
 
 /* The run will never produce output or an exit: report the launch error now. */
@@ -209,6 +262,8 @@ void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
                 run->result.launch_error = failure->error;
                 run->result.launch_stage = ao_launch_stage_name(failure->stage);
         }
+        if (pidfd >= 0 && reaped_at_once(run, pid, pidfd))
+                return;
         int k =
             ao_reactor_add_child(p->reactor, &run->child, pid, pidfd, AO_CHILD_OWN_PIDFD, on_child_exit, run);
         if (k < 0) {
@@ -219,10 +274,10 @@ void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
                 fail_launch(run, -k, "watching the child");
                 return;
         }
-        if (run->timeout_usec)
-                arm_timer(run, run->timeout_usec);
         if (run->kill_sent) /* killed while starting */
                 signal_group(run, SIGKILL);
+        else if (run->timeout_due)
+                time_out(run);
 }
 
 /* --- starting ---------------------------------------------------------------- */
@@ -345,6 +400,9 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
                                     strerror(-k));
         }
 
+        /* From the request on: a spawner slow to answer does not stretch the timeout. */
+        if (run->timeout_usec)
+                arm_timer(run, run->timeout_usec);
         struct spawner *spawner = ao_proc_spawner_for(p, spec->profile);
         if (spawner) {
                 /* The request owns the write ends from here on. */
@@ -455,6 +513,7 @@ struct ao_proc *ao_proc_free(struct ao_proc *p)
 {
         if (!p)
                 return NULL;
+        ao_proc_spawners_learn_pids(p);
         for (struct ao_proc_run *r = p->runs; r; r = r->next)
                 signal_group(r, SIGKILL);
         while (p->runs)

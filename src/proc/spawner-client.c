@@ -4,7 +4,8 @@
  * it profiles and spawn requests, turn its replies into launched runs, and
  * fall back to in-process launches if it dies. Requests that the socket
  * cannot take right now wait in a FIFO until it is writable: the loop
- * never blocks on the spawner.
+ * never blocks on the spawner. With lazy replies (see struct ao_proc) the
+ * socket is polled for replies only while someone waits for one.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -46,22 +47,39 @@ static int send_now(struct spawner *s, struct outgoing *o)
         return 1;
 }
 
+static bool replies_wanted(const struct spawner *s)
+{
+        return !s->proc->lazy_replies || s->n_needing > 0 || (s->wants_any && s->n_starting > 0);
+}
+
+/* Poll the socket for what is needed now: room for queued requests, replies someone waits for. */
+static void update_watch(struct spawner *s)
+{
+        uint32_t events = (s->queue_head ? AO_IO_OUT : 0) | (replies_wanted(s) ? AO_IO_IN : 0);
+        if (!events) {
+                (void) ao_source_set_enabled(s->io, AO_SOURCE_OFF);
+                return;
+        }
+        (void) ao_source_set_io_events(s->io, events);
+        (void) ao_source_set_enabled(s->io, AO_SOURCE_ON);
+}
+
 static int flush_queue(struct spawner *s)
 {
+        int k = 0;
         while (s->queue_head) {
                 struct outgoing *o = s->queue_head;
-                int k = send_now(s, o);
-                if (k <= 0) {
-                        (void) ao_source_set_io_events(s->io, AO_IO_IN | AO_IO_OUT);
-                        return k;
-                }
+                k = send_now(s, o);
+                if (k <= 0)
+                        break;
+                k = 0;
                 s->queue_head = o->next;
                 if (!s->queue_head)
                         s->queue_tail = &s->queue_head;
                 outgoing_free(o);
         }
-        (void) ao_source_set_io_events(s->io, AO_IO_IN);
-        return 0;
+        update_watch(s);
+        return k;
 }
 
 /*
@@ -132,25 +150,63 @@ int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *co
         memcpy(m + 1, strings.buf, strings.len);
         ao_strbuf_done(&strings);
         int fds[2] = {stdout_fd, stderr_fd};
-        return enqueue_take(s, (char *) m, len, fds, 2);
+        /* Counted first: the send may fail after queueing, and the caller then frees the run. */
+        s->n_starting++;
+        int k = enqueue_take(s, (char *) m, len, fds, 2);
+        if (k < 0)
+                s->n_starting--;
+        return k;
 }
 
 /* --- replies --------------------------------------------------------------- */
 
-static void handle_reply(struct ao_proc *p, const struct spawner_reply_msg *r, int pidfd)
+/* @run has its reply (or never will): it no longer counts as starting. */
+static void stop_waiting(struct spawner *s, struct ao_proc_run *run)
 {
-        struct ao_proc_run *run = ao_proc_run_find(p, r->id);
-        if (!run || run->state != RUN_STARTING) {
+        s->proc->n_starting--;
+        s->n_starting--;
+        if (run->needs_pid)
+                s->n_needing--;
+        run->needs_pid = false;
+        run->spawner = NULL;
+}
+
+static struct ao_proc_run *starting_run(struct spawner *s, const struct spawner_reply_msg *r)
+{
+        struct ao_proc_run *run = ao_proc_run_find(s->proc, r->id);
+        return run && run->state == RUN_STARTING && run->spawner == s ? run : NULL;
+}
+
+static void handle_reply(struct spawner *s, const struct spawner_reply_msg *r, int pidfd)
+{
+        struct ao_proc_run *run = starting_run(s, r);
+        if (!run) {
                 (void) ao_safe_close(pidfd);
                 return;
         }
-        p->n_starting--;
-        run->spawner = NULL;
+        stop_waiting(s, run);
         /* Without a pidfd the reactor opens one from the pid: the child is ours and not reaped yet. */
         ao_proc_run_launched(run, r->pid, pidfd, &r->failure);
 }
 
-static void read_replies(struct spawner *s)
+/* Only the pid, for killing: nothing is watched or reported (the launcher is going away). */
+static void learn_pid(struct spawner *s, const struct spawner_reply_msg *r, int pidfd)
+{
+        (void) ao_safe_close(pidfd);
+        struct ao_proc_run *run = starting_run(s, r);
+        if (!run)
+                return;
+        stop_waiting(s, run);
+        if (r->pid > 0) {
+                run->pid = r->pid;
+                run->state = RUN_RUNNING;
+        }
+}
+
+typedef void reply_handler(struct spawner *s, const struct spawner_reply_msg *r, int pidfd);
+
+/* Every reply already in the socket, to @handle; returns without waiting for more. */
+static void drain_replies(struct spawner *s, reply_handler *handle)
 {
         for (;;) {
                 struct spawner_reply_msg r;
@@ -167,10 +223,77 @@ static void read_replies(struct spawner *s)
                         (void) ao_safe_close(pidfd);
                         continue;
                 }
-                handle_reply(s->proc, &r, pidfd);
+                handle(s, &r, pidfd);
         }
+}
+
+/*
+ * Read what has come. Whoever waited for "any reply" (an unknown pid) looks
+ * again now, and asks again if it still has to wait.
+ */
+static void read_replies(struct spawner *s)
+{
+        drain_replies(s, handle_reply);
+        s->wants_any = false;
         ao_proc_supervise_unpark(s);
         ao_proc_reaper_kick(s->proc);
+        update_watch(s);
+}
+
+void ao_proc_spawner_want_reply(struct ao_proc_run *run)
+{
+        struct spawner *s = run->spawner;
+        if (!s || run->state != RUN_STARTING || run->needs_pid)
+                return;
+        run->needs_pid = true;
+        s->n_needing++;
+        update_watch(s);
+}
+
+void ao_proc_spawner_collect(struct ao_proc_run *run)
+{
+        struct ao_proc *p = run->proc;
+        struct spawner *s = run->spawner;
+        uint64_t id = run->id;
+        if (!s)
+                return;
+        read_replies(s);
+        run = ao_proc_run_find(p, id); /* it may be gone: launched, reaped and reported */
+        if (run && run->state == RUN_STARTING)
+                ao_proc_spawner_want_reply(run);
+}
+
+void ao_proc_spawners_collect(struct ao_proc *p)
+{
+        for (int i = 0; i < SPAWNERS_MAX; i++)
+                if (p->spawners[i] && p->spawners[i]->n_starting > 0)
+                        read_replies(p->spawners[i]);
+}
+
+void ao_proc_spawners_want_any(struct ao_proc *p)
+{
+        for (int i = 0; i < SPAWNERS_MAX; i++) {
+                struct spawner *s = p->spawners[i];
+                if (s && s->n_starting > 0 && !s->wants_any) {
+                        s->wants_any = true;
+                        update_watch(s);
+                }
+        }
+}
+
+bool ao_proc_reply_owed(const struct ao_proc *p, const struct spawner *s, uint64_t horizon)
+{
+        for (const struct ao_proc_run *r = p->runs; r; r = r->next)
+                if (r->state == RUN_STARTING && r->spawner && (!s || r->spawner == s) && r->id <= horizon)
+                        return true;
+        return false;
+}
+
+void ao_proc_spawners_learn_pids(struct ao_proc *p)
+{
+        for (int i = 0; i < SPAWNERS_MAX; i++)
+                if (p->spawners[i])
+                        drain_replies(p->spawners[i], learn_pid);
 }
 
 static int on_socket(struct ao_source *src, int fd, uint32_t revents, void *userdata)
@@ -197,12 +320,13 @@ static int on_spawner_exit(struct ao_source *src, const siginfo_t *si, const str
         ao_log(AO_LOG_ERROR, "proc: the spawner process for profile '%s' (pid %d) exited (%s %d)",
                s->profile ? s->profile->name : "none", (int) s->pid,
                si->si_code == CLD_EXITED ? "status" : "signal", si->si_status);
+        /* Replies it sent before dying still count: those children exist and are ours. */
+        drain_replies(s, handle_reply);
         p->spawners[s->index] = NULL;
         for (struct ao_proc_run *run = p->runs, *next; run; run = next) {
                 next = run->next;
                 if (run->state == RUN_STARTING && run->spawner == s) {
-                        p->n_starting--;
-                        run->spawner = NULL;
+                        stop_waiting(s, run);
                         ao_proc_run_launched(run, -EPIPE, -1, NULL);
                 }
         }

@@ -148,14 +148,6 @@ static struct ao_proc_run *run_of_caller(struct ao_proc *p, pid_t pid)
         return run ? run : run_by_leader(p, process_group_of(pid));
 }
 
-static bool awaiting_replies(const struct spawner *s)
-{
-        for (const struct ao_proc_run *r = s->proc->runs; r; r = r->next)
-                if (r->state == RUN_STARTING && r->spawner == s)
-                        return true;
-        return false;
-}
-
 static void settle_unknown(struct spawner *s, uint64_t id, pid_t pid, int nr)
 {
         const char *name = ao_sandbox_syscall_name(nr);
@@ -175,13 +167,18 @@ static int on_spawner_notification(struct ao_source *src, int fd, uint32_t reven
                 return 0;
         const struct seccomp_notif *req = &n.req;
         pid_t pid = (pid_t) req->pid;
-        struct ao_proc_run *run = run_of_caller(s->proc, pid);
+        struct ao_proc *p = s->proc;
+        struct ao_proc_run *run = run_of_caller(p, pid);
         if (run) {
                 settle(run, fd, req->id, pid, req->data.nr);
-        } else if (awaiting_replies(s) && s->n_parked < PARKED_MAX) {
-                /* Most likely a hook that ran into the sandbox before its spawn reply was read. */
-                s->parked[s->n_parked++] =
-                    (struct parked_notification){.id = req->id, .pid = pid, .nr = req->data.nr};
+                return 0;
+        }
+        /* Most likely a hook that ran into the sandbox before its spawn reply was read: park it. */
+        struct parked_notification parked = {
+            .id = req->id, .pid = pid, .nr = req->data.nr, .horizon = p->next_id};
+        if (s->n_starting > 0 && s->n_parked < PARKED_MAX) {
+                s->parked[s->n_parked++] = parked;
+                ao_proc_spawners_collect(p); /* reads this spawner's replies and unparks */
         } else {
                 settle_unknown(s, req->id, pid, req->data.nr);
         }
@@ -191,18 +188,19 @@ static int on_spawner_notification(struct ao_source *src, int fd, uint32_t reven
 void ao_proc_supervise_unpark(struct spawner *s)
 {
         size_t kept = 0;
-        bool waiting = awaiting_replies(s);
         for (size_t i = 0; i < s->n_parked; i++) {
                 struct parked_notification n = s->parked[i];
                 struct ao_proc_run *run = run_of_caller(s->proc, n.pid);
                 if (run)
                         settle(run, s->listener, n.id, n.pid, n.nr);
-                else if (waiting)
+                else if (ao_proc_reply_owed(s->proc, s, n.horizon))
                         s->parked[kept++] = n;
                 else
                         settle_unknown(s, n.id, n.pid, n.nr);
         }
         s->n_parked = kept;
+        if (kept > 0)
+                s->wants_any = true; /* the caller waits in its system call: read the next reply at once */
 }
 
 static void attach_spawner_listener(struct ao_proc *p, uint32_t serial, int listener)

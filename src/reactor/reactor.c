@@ -798,6 +798,13 @@ static int waitid_rusage(int pidfd, siginfo_t *si, struct rusage *ru)
         return k < 0 ? ao_negative_errno() : 0;
 }
 
+int ao_pidfd_reap(int pidfd, siginfo_t *si, struct rusage *ru)
+{
+        *si = (siginfo_t){0};
+        int k = waitid_rusage(pidfd, si, ru);
+        return k < 0 ? k : si->si_pid != 0;
+}
+
 /* Reap the child if it has exited and dispatch; returns 1 when reaped, 0 when still running. */
 static int dispatch_child(struct ao_source *s)
 {

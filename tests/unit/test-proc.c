@@ -240,6 +240,63 @@ static void test_orphans_reaped(void)
         outcome_done(&o);
 }
 
+/* A `sleep 30` run left going in the background, so that its spawn reply stays unread meanwhile. */
+static struct ao_proc_run *start_bystander(struct outcome *o)
+{
+        static char *argv[] = {"/bin/sh", "-c", "sleep 30", NULL};
+        struct ao_proc_spec spec = {
+            .path = "/bin/sh", .argv = argv, .envp = env_path, .on_exit = on_exit_cb, .userdata = o};
+        struct ao_proc_run *run = NULL;
+        *o = (struct outcome){0};
+        if (ao_proc_spawn(proc, &spec, &run, NULL) < 0)
+                tap_bail("spawning the bystander failed");
+        return run;
+}
+
+static void stop_bystander(struct ao_proc_run *run, struct outcome *o)
+{
+        tap_ok(!o->done, "%s: the bystander was still running meanwhile", mode);
+        ao_proc_run_kill(run);
+        wait_done(o);
+        tap_ok(o->result.killed, "%s: the bystander was killed at the end", mode);
+        outcome_done(o);
+}
+
+/*
+ * Spawn replies are read only when a run's pid is needed. An orphan must not
+ * wait for the replies of runs started before it exited and still going.
+ */
+static void test_orphan_reaped_beside_running_hook(void)
+{
+        struct outcome bystander, o;
+        struct ao_proc_run *bystander_run = start_bystander(&bystander);
+        uint64_t before = ao_proc_orphans_reaped(proc);
+        run_sh("(sleep 0.2; exit 0) & echo $!; exit 0", &o);
+        pid_t sleeper = o.n_lines ? (pid_t) atoi(o.lines[0]) : 0;
+        uint64_t give_up = ao_clock_now_usec() + 10 * AO_USEC_PER_SEC;
+        while (sleeper > 0 && kill(sleeper, 0) == 0 && ao_clock_now_usec() < give_up)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
+        tap_ok(sleeper > 0 && kill(sleeper, 0) < 0 && errno == ESRCH,
+               "%s: an orphan is reaped while another run goes on", mode);
+        tap_ok(ao_proc_orphans_reaped(proc) > before, "%s: and counted as an orphan", mode);
+        outcome_done(&o);
+        stop_bystander(bystander_run, &bystander);
+}
+
+/* The hook exits while a descendant keeps its output open: reported after the linger time, not at EOF. */
+static void test_exit_with_output_held(void)
+{
+        struct outcome o;
+        run_sh("sleep 30 & echo $!; exit 3", &o);
+        pid_t holder = o.n_lines ? (pid_t) atoi(o.lines[0]) : 0;
+        tap_is_int(o.result.exit_code, 3,
+                   "%s: a hook whose descendant holds its output still reports its exit", mode);
+        tap_ok(holder > 0 && kill(holder, 0) == 0, "%s: while the descendant still runs", mode);
+        if (holder > 0)
+                (void) kill(holder, SIGKILL);
+        outcome_done(&o);
+}
+
 static int on_turn(struct ao_source *s, void *userdata)
 {
         struct outcome *o = userdata;
@@ -495,6 +552,27 @@ static void test_sandbox_descendants(void)
         outcome_done(&o);
 }
 
+/* A denied call from a process of no known hook is answered, not held while other runs go on. */
+static void test_unknown_caller_beside_running_hook(void)
+{
+        const struct ao_sandbox_profile *def = ao_sandbox_profiles_find(profiles, "default");
+        struct outcome bystander, o;
+        struct ao_proc_run *bystander_run = start_bystander(&bystander);
+        char script[512];
+        /* setsid leaves the hook's process group: the caller cannot be traced to the hook. */
+        snprintf(script, sizeof(script), "setsid %s /nonexistent; echo done", getenv("AO_FORBIDDEN"));
+        char *argv[] = {"/bin/sh", "-c", script, NULL};
+        struct ao_proc_spec spec = {.path = "/bin/sh", .argv = argv, .profile = def, .on_line = on_line};
+        run_spec(&spec, &o);
+        tap_ok(has_line(&o, "ptrace EPERM") && has_line(&o, "bpf EPERM") && has_line(&o, "done"),
+               "%s: denied calls of an unknown process are answered EPERM", mode);
+        /* In process, each hook has its own filter: whatever uses it is that hook's. */
+        tap_is_int(o.result.violations, strcmp(mode, "spawner") == 0 ? 0 : 4,
+                   "%s: counted for the hook only when its own filter saw them", mode);
+        outcome_done(&o);
+        stop_bystander(bystander_run, &bystander);
+}
+
 static void test_spawner_restart(void)
 {
         const struct ao_sandbox_profile *def = ao_sandbox_profiles_find(profiles, "default");
@@ -659,6 +737,9 @@ int main(void)
                 test_max_rss();
                 test_sandbox_default(log_pipe[0]);
                 test_sandbox_descendants();
+                test_orphan_reaped_beside_running_hook();
+                test_exit_with_output_held();
+                test_unknown_caller_beside_running_hook();
                 test_sandbox_strict();
                 test_spawner_fds();
                 test_spawner_restart();
