@@ -5,6 +5,9 @@
 # against the same hooks spawned bare by bench-spawn-list (posix_spawn, one after another, each
 # once with --config and once for its binding), and the operator's RSS once idle. ROUNDS rounds alternate bare / operator;
 # medians are reported. AO_REACTOR=epoll|io_uring sets ADDON_OPERATOR_REACTOR (default auto).
+# The local release step (the stand-in for helm, whose releases live in the cluster, not on the
+# operator's disk) writes to a state dir under AO_CONVERGE_STATE_BASE: /dev/shm by default; a disk
+# directory (say /tmp) measures what writing the stand-in's files there adds.
 #   bench/bench-converge.sh [BINARY] [MODULES] [ROUNDS]     (defaults: build/addon-operator, 100, 1)
 set -euo pipefail
 binary=$(realpath "${1:-build/addon-operator}")
@@ -13,8 +16,10 @@ modules=${2:-100}
 rounds=${3:-1}
 reactor=${AO_REACTOR:-auto}
 work=$(mktemp -d /tmp/bench-converge.XXXXXX)
+state_base=${AO_CONVERGE_STATE_BASE:-/dev/shm}
+state=$(mktemp -d "$state_base/bench-converge-state.XXXXXX")
 pid=
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$work"; true' EXIT
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; rm -rf "$work" "$state"; true' EXIT
 
 mkdir -p "$work/modules" "$work/global"
 : >"$work/modules/values.yaml"
@@ -42,13 +47,13 @@ bare_round() {
 # One operator start: sets op_ms, op_cpu_ms and op_rss_kb (not in a subshell, so the trap sees $pid).
 operator_round() {
         local log=$work/log start
-        rm -rf "$work/state"
+        rm -rf "$state/releases"
         : >"$log" # before the start: tail must not race the shell that opens it for the operator
         start=$(now_ms)
         # TMP_DIR is left at its default, as deployed: hook files go to /dev/shm when /tmp is not a
-        # tmpfs. The releases go to the state dir on /tmp's file system (written with fsync).
+        # tmpfs. The releases go to $state (see AO_CONVERGE_STATE_BASE above).
         MODULES_DIR=$work/modules GLOBAL_HOOKS_DIR=$work/global \
-                ADDON_OPERATOR_STATE_DIR=$work/state ADDON_OPERATOR_REACTOR=$reactor \
+                ADDON_OPERATOR_STATE_DIR=$state ADDON_OPERATOR_REACTOR=$reactor \
                 ADDON_OPERATOR_LISTEN_PORT=0 DEBUG_UNIX_SOCKET=$work/debug.socket LOG_TYPE=json \
                 "$binary" start >"$log" 2>&1 &
         pid=$!
@@ -90,7 +95,9 @@ printf 'modules=%d hooks=%d spawns=%d reactor=%s rounds=%d (medians)\n' "$module
 printf 'bare_ms=%d operator_ms=%d ratio=%.2f (rounds %s; goal <= 1.2)\n' "$bare" "$operator" "$ratio" "$range"
 printf 'operator_cpu_ms=%d (%d us per spawn)\n' "$cpu_ms" $((cpu_ms * 1000 / runs))
 printf 'operator_idle_rss_kb=%d (after converging %d modules)\n' "$rss_kb" "$modules"
-awk -v m="$modules" -v r="$reactor" -v b="$bare" -v o="$operator" -v q="$ratio" -v c="$cpu_ms" -v n="$runs" 'BEGIN {
+fs=$(stat -f -c %T "$state_base")
+printf 'state_dir_fs=%s (%s)\n' "$fs" "$state_base"
+awk -v m="$modules" -v r="$reactor, releases on $fs" -v b="$bare" -v o="$operator" -v q="$ratio" -v c="$cpu_ms" -v n="$runs" 'BEGIN {
         printf "row: start-up converge, %d modules x 3 hooks, %s|%d ms|%d ms (bare spawns)|%.2f|<= 1.2|%s\n",
                 m, r, o, b, q, (q <= 1.2 ? "yes" : "no")
         printf "row: start-up converge, operator CPU per spawn, %s|%d us|-|-|report|-\n", r, c * 1000 / n }'

@@ -66,6 +66,7 @@ int ao_hooks_discover(const char *root, enum ao_hook_kind kind, struct ao_hook_p
 void ao_hook_paths_done(struct ao_hook_paths *paths);
 
 struct ao_hook_runner;
+struct ao_hooks_config_pool;
 struct ao_sandbox_profile;
 struct ao_sandbox_profiles;
 
@@ -90,10 +91,20 @@ struct ao_hooks_load_request {
         const char *default_profile; /* ADDON_OPERATOR_SANDBOX_PROFILE */
         uint64_t timeout_usec;       /* for each --config run; 0: AO_HOOKS_CONFIG_TIMEOUT_USEC */
         size_t max_parallel;         /* --config runs at once; 0: one at a time */
+        struct ao_hooks_config_pool
+            *pool; /* if set: the limit shared with other loads (max_parallel unused) */
 };
 
 /** How many --config runs to have in flight on this machine (twice the cores, at most 16). */
 size_t ao_hooks_config_parallelism(void);
+
+/**
+ * A limit of @limit --config runs in flight for several loads at once
+ * (ao_hooks_load_request.pool). Loads are served in the order they start.
+ * Free it after the last load using it has finished.
+ */
+struct ao_hooks_config_pool *ao_hooks_config_pool_new(size_t limit);
+struct ao_hooks_config_pool *ao_hooks_config_pool_free(struct ao_hooks_config_pool *pool);
 
 #define AO_HOOKS_CONFIG_TIMEOUT_USEC (60 * AO_USEC_PER_SEC)
 

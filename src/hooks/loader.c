@@ -2,9 +2,11 @@
 /*
  * Loading hooks: discovery, then `<hook> --config` for each, parsed into its
  * binding configuration. The --config runs are independent, so up to
- * req.max_parallel of them run at once; the hooks keep discovery order, and
- * a failure is reported as a one-at-a-time load would report it.
+ * req.max_parallel of them run at once, or as many as a pool shared with
+ * other loads allows; the hooks keep discovery order, and a failure is
+ * reported as a one-at-a-time load would report it.
  */
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -13,6 +15,7 @@
 #include "ao/hooks.h"
 #include "ao/log.h"
 #include "ao/sandbox.h"
+#include "config-pool.h"
 
 struct load;
 
@@ -33,13 +36,16 @@ struct load {
         size_t running;        /* --config runs in flight */
         struct ao_error error; /* the failure of the first hook in discovery order that failed */
         size_t error_index;
-        bool failed; /* once set, nothing new starts */
+        bool failed;                      /* once set, nothing new starts */
+        struct config_pool_waiter waiter; /* in the pool's line (req.pool) */
         ao_hooks_loaded_handler *on_loaded;
         void *userdata;
 };
 
 static void load_free(struct load *l)
 {
+        if (l->req.pool)
+                config_pool_forget(l->req.pool, &l->waiter);
         ao_hook_paths_done(&l->paths);
         ao_hooks_free(l->hooks, l->hooks ? l->paths.n : 0);
         free(l->runs);
@@ -91,7 +97,7 @@ static int select_profile(const struct load *l, const struct ao_hook_path *p,
         return 0;
 }
 
-static void start_more(struct load *l);
+static void start_more(struct load *l, bool slot_in_hand);
 
 static void parse_config(struct load *l, size_t index, const struct ao_hook_outcome *o)
 {
@@ -124,7 +130,7 @@ static void on_config(const struct ao_hook_outcome *o, void *userdata)
         /* A failure of an earlier hook decides the load; later results are only waited for. */
         if (!l->failed || run->index < l->error_index)
                 parse_config(l, run->index, o);
-        start_more(l);
+        start_more(l, true); /* the finished run's slot */
 }
 
 static int start_one(struct load *l, size_t index, struct ao_error *reterr)
@@ -157,20 +163,48 @@ static int start_one(struct load *l, size_t index, struct ao_error *reterr)
         return ao_hook_run_start(l->runner, &run, reterr);
 }
 
-/* Start --config runs up to the limit; finish once nothing runs and nothing more will start. */
-static void start_more(struct load *l)
+static bool take_slot(struct load *l)
 {
-        size_t limit = l->req.max_parallel ? l->req.max_parallel : 1;
-        while (!l->failed && l->running < limit && l->next_start < l->paths.n) {
+        if (l->req.pool)
+                return config_pool_take(l->req.pool, &l->waiter);
+        return l->running < (l->req.max_parallel ? l->req.max_parallel : 1);
+}
+
+static void give_slot(struct load *l)
+{
+        if (l->req.pool)
+                config_pool_give(l->req.pool);
+}
+
+/*
+ * Start --config runs while slots are to be had: first the one in hand (a
+ * finished run's, or one the pool handed over), so a load keeps its slots
+ * until it has started all its hooks. Finish once nothing runs and nothing
+ * more will start.
+ */
+static void start_more(struct load *l, bool slot_in_hand)
+{
+        while (!l->failed && l->next_start < l->paths.n && (slot_in_hand || take_slot(l))) {
+                slot_in_hand = false;
                 struct ao_error err = {0};
                 size_t index = l->next_start++;
-                if (start_one(l, index, &err) < 0)
+                if (start_one(l, index, &err) < 0) {
                         fail(l, index, &err);
-                else
+                        slot_in_hand = true;
+                } else {
                         l->running++;
+                }
         }
+        if (slot_in_hand)
+                give_slot(l);
         if (l->running == 0 && (l->failed || l->next_start == l->paths.n))
                 finish(l);
+}
+
+static void on_slot(struct config_pool_waiter *w)
+{
+        struct load *l = (struct load *) (void *) ((char *) w - offsetof(struct load, waiter));
+        start_more(l, true);
 }
 
 int ao_hooks_load(struct ao_hook_runner *runner, const struct ao_hooks_load_request *req,
@@ -184,6 +218,7 @@ int ao_hooks_load(struct ao_hook_runner *runner, const struct ao_hooks_load_requ
             .module = req->module ? ao_xstrdup(req->module) : NULL,
             .module_dir = req->module_dir ? ao_xstrdup(req->module_dir) : NULL,
             .default_profile = ao_xstrdup(req->default_profile ? req->default_profile : "default"),
+            .waiter = {.wake = on_slot},
             .on_loaded = on_loaded,
             .userdata = userdata,
         };
@@ -194,7 +229,7 @@ int ao_hooks_load(struct ao_hook_runner *runner, const struct ao_hooks_load_requ
         }
         l->hooks = ao_xcalloc(l->paths.n ? l->paths.n : 1, sizeof(*l->hooks));
         l->runs = ao_xcalloc(l->paths.n ? l->paths.n : 1, sizeof(*l->runs));
-        start_more(l);
+        start_more(l, false);
         return 0;
 }
 

@@ -12,7 +12,9 @@
  *
  * A discovery failure (an enabled script or a module hook's --config)
  * fails the task, which the queue retries with back-off while the main
- * queue waits.
+ * queue waits. The enabled scripts run one module after another (each sees
+ * the modules enabled before it); the hooks of all newly enabled modules
+ * then load at once, sharing one limit on --config runs in flight.
  */
 #include <cjson/cJSON.h>
 #include <string.h>
@@ -31,15 +33,29 @@
 #define MAX_AFTER_ALL_LOOPS  10
 #define DISCOVERY_RETRY_USEC (5 * AO_USEC_PER_SEC)
 
+struct discovery;
+
+/* One module's hook load: what its done handler needs. */
+struct module_load {
+        struct discovery *d;
+        size_t index;
+};
+
 /* One discovery in progress (the converge task waits for it). */
 struct discovery {
         struct operator_state *op;
         struct ao_task *task;
         bool *enabled; /* per module, being decided */
-        size_t next;   /* module whose state is being decided or whose hooks load */
-        bool loading;  /* deciding is done; hooks of enabled modules are loading */
+        size_t next;   /* module whose state is being decided */
         char **so_far; /* enabled modules decided so far (the enabled script's enabledModules) */
         size_t n_so_far;
+
+        /* Loading the hooks of enabled modules, all at once. */
+        struct module_load *loads; /* one per module */
+        struct ao_hooks_config_pool *pool;
+        size_t loads_pending;
+        char *load_error; /* the failure of the first module, in module order, whose hooks failed */
+        size_t load_error_index;
 };
 
 static void discovery_free(struct discovery *d)
@@ -48,6 +64,9 @@ static void discovery_free(struct discovery *d)
                 free(d->so_far[i]);
         free(d->so_far);
         free(d->enabled);
+        free(d->loads);
+        ao_hooks_config_pool_free(d->pool);
+        free(d->load_error);
         free(d);
 }
 
@@ -141,13 +160,42 @@ static int run_enabled_script(struct discovery *d, struct module *mod, struct ao
         return r;
 }
 
+static void discovery_finish(struct discovery *d);
+
+/* Keep the failure a one-module-at-a-time load would have reported: the first module's. */
+static void note_load_failure(struct discovery *d, size_t index, const char *msg)
+{
+        if (d->load_error && d->load_error_index < index)
+                return;
+        free(d->load_error);
+        d->load_error = ao_xstrdup(msg);
+        d->load_error_index = index;
+}
+
+/* A module's load ended: the last one to end decides the discovery. */
+static void load_ended(struct discovery *d)
+{
+        if (--d->loads_pending > 0)
+                return;
+        if (d->load_error) {
+                _cleanup_free_ char *msg = d->load_error;
+                d->load_error = NULL;
+                discovery_fail(d, msg);
+                return;
+        }
+        discovery_finish(d);
+}
+
 static void on_module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct ao_error *error,
                                    void *userdata)
 {
-        struct discovery *d = userdata;
-        struct module *mod = &d->op->modules.items[d->next];
+        struct module_load *ml = userdata;
+        struct discovery *d = ml->d;
+        struct module *mod = &d->op->modules.items[ml->index];
         if (error) {
-                discovery_fail(d, error->msg);
+                /* Modules loaded meanwhile keep their hooks: the retry loads only the rest. */
+                note_load_failure(d, ml->index, error->msg);
+                load_ended(d);
                 return;
         }
         mod->hooks = hooks;
@@ -163,13 +211,13 @@ static void on_module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct
                                     hooks[i].name, hooks[i].config.kubernetes[j].name);
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s': %zu hooks loaded",
                     mod->name, n);
-        d->next++;
-        discovery_step(d);
+        load_ended(d);
 }
 
-static int load_module_hooks(struct discovery *d, struct module *mod, struct ao_error *reterr)
+static int load_module_hooks(struct discovery *d, size_t index, struct ao_error *reterr)
 {
         struct operator_state *op = d->op;
+        struct module *mod = &op->modules.items[index];
         struct ao_hooks_load_request req = {
             .root = mod->hooks_root,
             .kind = AO_HOOK_MODULE,
@@ -178,19 +226,45 @@ static int load_module_hooks(struct discovery *d, struct module *mod, struct ao_
             .profiles = op->profiles,
             .default_profile = op->settings->sandbox_profile,
             .timeout_usec = op->settings->hook_timeout_usec,
-            .max_parallel = ao_hooks_config_parallelism(),
+            .pool = d->pool,
         };
-        return ao_hooks_load(op->runner, &req, on_module_hooks_loaded, d, reterr);
+        d->loads[index] = (struct module_load){.d = d, .index = index};
+        return ao_hooks_load(op->runner, &req, on_module_hooks_loaded, &d->loads[index], reterr);
 }
 
-static void discovery_finish(struct discovery *d);
+/*
+ * Start the hook loads of every enabled module not loaded yet. The pool
+ * serves them in module order. A load that cannot even start (its hooks
+ * directory is unreadable) stops further starts; the discovery ends when
+ * the last started load does.
+ */
+static void load_enabled_modules(struct discovery *d)
+{
+        struct modules *m = &d->op->modules;
+        d->loads = ao_xcalloc(m->n + 1, sizeof(*d->loads));
+        d->pool = ao_hooks_config_pool_new(ao_hooks_config_parallelism());
+        d->loads_pending =
+            1; /* this function's own: loads that end at once cannot end the discovery under it */
+        for (size_t i = 0; i < m->n; i++) {
+                if (!d->enabled[i] || m->items[i].hooks_loaded)
+                        continue;
+                struct ao_error err = {0};
+                d->loads_pending++;
+                if (load_module_hooks(d, i, &err) < 0) {
+                        note_load_failure(d, i, err.msg);
+                        d->loads_pending--;
+                        break;
+                }
+        }
+        load_ended(d);
+}
 
-/* Decide one module at a time, then load the hooks of enabled modules one at a time. */
+/* Decide one module at a time, then load the hooks of the enabled ones. */
 static void discovery_step(struct discovery *d)
 {
         struct modules *m = &d->op->modules;
         struct ao_error err = {0};
-        while (!d->loading && d->next < m->n) {
+        while (d->next < m->n) {
                 struct module *mod = &m->items[d->next];
                 if (!values_module_enabled_flag(&d->op->values, m, mod)) {
                         d->next++;
@@ -213,23 +287,7 @@ static void discovery_step(struct discovery *d)
                 }
                 return; /* on_enabled_script continues */
         }
-        if (!d->loading) {
-                d->loading = true;
-                d->next = 0;
-        }
-        while (d->next < m->n) {
-                struct module *mod = &m->items[d->next];
-                if (!d->enabled[d->next] || mod->hooks_loaded) {
-                        d->next++;
-                        continue;
-                }
-                if (load_module_hooks(d, mod, &err) < 0) {
-                        discovery_fail(d, err.msg);
-                        return;
-                }
-                return; /* on_module_hooks_loaded continues */
-        }
-        discovery_finish(d);
+        load_enabled_modules(d);
 }
 
 static void set_enabled_modules(struct operator_state *op, char **names, size_t n)

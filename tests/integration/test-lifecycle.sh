@@ -244,6 +244,59 @@ like "$OP_LOG" "module 'some-module' disabled by its enabled script" \
         "enabled examples: some-module, enabled by the config, is turned off by its enabled script"
 stop
 
+# ---- module hooks load at once: each of these two --config runs waits until the other has started ----
+# One module at a time, the first would give up after 5 s and the discovery would fail.
+mkfifo "$work/never"
+printf 'aEnabled: true\nbEnabled: true\n' >"$work/together.yaml"
+for pair in 1:a:b 2:b:a; do
+        IFS=: read -r n me other <<<"$pair"
+        mkdir -p "$work/together/00$n-$me/hooks"
+        cat >"$work/together/00$n-$me/hooks/wait.sh" <<SCRIPT
+#!/bin/bash
+[ "\${1:-}" = --config ] || exit 0
+touch "$work/$me-started"
+for _ in \$(seq 500); do
+        [ -e "$work/$other-started" ] && { echo '{"configVersion":"v1","beforeHelm":1}'; exit 0; }
+        read -r -t 0.01 <>"$work/never" || true
+done
+echo "$me never saw $other start" >&2
+exit 1
+SCRIPT
+        chmod +x "$work/together/00$n-$me/hooks/wait.sh"
+done
+cp "$work/together.yaml" "$work/together/values.yaml"
+start MODULES_DIR="$work/together"
+op_wait_for '"msg":"(first converge done|module discovery failed)'
+like "$OP_LOG" '"msg":"first converge done' "modules load at once: the converge finishes"
+unlike "$OP_LOG" "module discovery failed" "modules load at once: neither --config waited for the other to end"
+is "$(grep -c "hooks loaded" <<<"$OP_LOG")" 2 "modules load at once: both modules' hooks loaded"
+stop
+
+# ---- several modules fail to load: the first module's failure is reported, as one at a time ----------
+mkdir -p "$work/failing/001-slow/hooks" "$work/failing/002-fast/hooks"
+printf 'slowEnabled: true\nfastEnabled: true\n' >"$work/failing/values.yaml"
+cat >"$work/failing/001-slow/hooks/x.sh" <<SCRIPT
+#!/bin/bash
+# Fails only after the later module's hook has failed.
+for _ in \$(seq 500); do [ -e "$work/fast-failed" ] && break; read -r -t 0.01 <>"$work/never" || true; done
+echo "slow module fails" >&2
+exit 3
+SCRIPT
+cat >"$work/failing/002-fast/hooks/x.sh" <<SCRIPT
+#!/bin/bash
+touch "$work/fast-failed"
+echo "fast module fails" >&2
+exit 4
+SCRIPT
+chmod +x "$work/failing/001-slow/hooks/x.sh" "$work/failing/002-fast/hooks/x.sh"
+start MODULES_DIR="$work/failing"
+op_wait_for 'module discovery failed'
+ok $? "failing modules: the discovery fails"
+like "$OP_LOG" "module discovery failed, retrying in 5 s: cannot get the configuration of hook 'hooks/x.sh': hook 'hooks/x.sh' failed: exit code 3: slow module fails" \
+        "failing modules: the first module's failure is the one reported"
+unlike "$OP_LOG" "module discovery failed[^\"]*fast module fails" "failing modules: the later module's failure is not reported"
+stop
+
 # ---- start-up failures --------------------------------------------------------------------------
 printf 'someModule: |\n  a: [\n' >"$work/config.yaml"
 start
