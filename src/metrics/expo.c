@@ -254,6 +254,18 @@ static void append_family(struct ao_strbuf *sb, struct ao_metric_family *f, bool
         }
 }
 
+/* One family from its kept text, formatted again only when it changed since; the caller holds f->lock. */
+static void append_family_text(struct ao_strbuf *sb, struct ao_metric_family *f, bool show_empty)
+{
+        if (!f->text_valid || f->text_show_empty != show_empty) {
+                ao_strbuf_reset(&f->text);
+                append_family(&f->text, f, show_empty);
+                f->text_valid = true;
+                f->text_show_empty = show_empty;
+        }
+        ao_strbuf_append_n(sb, ao_strbuf_str(&f->text), f->text.len);
+}
+
 char *ao_metrics_format(struct ao_metrics *m)
 {
         struct ao_strbuf sb = {0};
@@ -264,7 +276,7 @@ char *ao_metrics_format(struct ao_metrics *m)
         families = ao_metrics_families_snapshot(m, &n_families);
         for (size_t i = 0; i < n_families; i++) {
                 pthread_mutex_lock(&families[i]->lock);
-                append_family(&sb, families[i], __atomic_load_n(&m->show_empty, __ATOMIC_RELAXED));
+                append_family_text(&sb, families[i], __atomic_load_n(&m->show_empty, __ATOMIC_RELAXED));
                 pthread_mutex_unlock(&families[i]->lock);
         }
         free(families);

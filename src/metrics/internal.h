@@ -10,7 +10,11 @@
  * the snapshot a scrape takes). Each family's lock guards its series table,
  * the series values and the sorted cache. Families are never freed before
  * the registry, so a snapshot of family pointers stays valid without the
- * registry lock. The hook-metric bookkeeping (groups, the group links and
+ * registry lock. A family also keeps its last exposition text, valid until
+ * one of its series is created, dropped or updated: a scrape copies the
+ * families that did not change instead of formatting them again (10,000
+ * hook series change seldom; the operator's own few change with every run).
+ * The hook-metric bookkeeping (groups, the group links and
  * batch number of a series) is touched by the main thread only: the scrape
  * never reads it.
  */
@@ -69,6 +73,9 @@ struct ao_metric_family {
         size_t n_series;
         struct ao_metric_series **sorted; /* owned: n_series entries sorted by key when sorted_valid */
         bool sorted_valid;
+        struct ao_strbuf
+            text; /* the family's exposition when text_valid (for show_empty = text_show_empty) */
+        bool text_valid, text_show_empty;
         struct ao_strbuf scratch; /* the key being looked up */
 };
 
@@ -131,9 +138,9 @@ void ao_metric_family_drop_series(struct ao_metric_family *f, struct ao_metric_s
 struct ao_metric_series *const *ao_metric_family_sorted(struct ao_metric_family *f);
 
 /* Value updates; the caller holds f->lock. */
-void ao_metric_series_add(const struct ao_metric_family *f, struct ao_metric_series *s, double value);
-void ao_metric_series_set(const struct ao_metric_family *f, struct ao_metric_series *s, double value);
-void ao_metric_series_observe(const struct ao_metric_family *f, struct ao_metric_series *s, double value);
+void ao_metric_series_add(struct ao_metric_family *f, struct ao_metric_series *s, double value);
+void ao_metric_series_set(struct ao_metric_family *f, struct ao_metric_series *s, double value);
+void ao_metric_series_observe(struct ao_metric_family *f, struct ao_metric_series *s, double value);
 
 /* ---- hook-ops.c ---- */
 

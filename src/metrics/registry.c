@@ -58,6 +58,7 @@ static void family_free(struct ao_metric_family *f)
                 }
         free(f->table);
         free(f->sorted);
+        ao_strbuf_done(&f->text);
         ao_strbuf_done(&f->scratch);
         for (size_t i = 0; i < f->n_labels; i++)
                 free(f->label_names[i]);
@@ -314,6 +315,7 @@ struct ao_metric_series *ao_metric_family_series(struct ao_metric_family *f, siz
         f->table[hash & (f->table_size - 1)] = s;
         f->n_series++;
         f->sorted_valid = false;
+        f->text_valid = false;
         return s;
 }
 
@@ -323,6 +325,7 @@ static void drop_unlinked(struct ao_metric_family *f, struct ao_metric_series *s
         series_free(s);
         f->n_series--;
         f->sorted_valid = false;
+        f->text_valid = false;
 }
 
 void ao_metric_family_drop_series(struct ao_metric_family *f, struct ao_metric_series *s)
@@ -366,24 +369,29 @@ struct ao_metric_series *const *ao_metric_family_sorted(struct ao_metric_family 
 
 /* ---- updates ----------------------------------------------------------------------------------------- */
 
-void ao_metric_series_add(const struct ao_metric_family *f, struct ao_metric_series *s, double value)
+void ao_metric_series_add(struct ao_metric_family *f, struct ao_metric_series *s, double value)
 {
-        if (f->type != AO_METRIC_HISTOGRAM)
-                s->value += value;
+        if (f->type == AO_METRIC_HISTOGRAM)
+                return;
+        s->value += value;
+        f->text_valid = false;
 }
 
-void ao_metric_series_set(const struct ao_metric_family *f, struct ao_metric_series *s, double value)
+void ao_metric_series_set(struct ao_metric_family *f, struct ao_metric_series *s, double value)
 {
-        if (f->type != AO_METRIC_HISTOGRAM)
-                s->value = value;
+        if (f->type == AO_METRIC_HISTOGRAM)
+                return;
+        s->value = value;
+        f->text_valid = false;
 }
 
-void ao_metric_series_observe(const struct ao_metric_family *f, struct ao_metric_series *s, double value)
+void ao_metric_series_observe(struct ao_metric_family *f, struct ao_metric_series *s, double value)
 {
         size_t lo = 0, hi = f->n_buckets;
 
         if (f->type != AO_METRIC_HISTOGRAM)
                 return;
+        f->text_valid = false;
         /* The first bucket whose upper bound is >= value (Go's sort.SearchFloat64s); NaN lands in +Inf. */
         while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
@@ -397,7 +405,7 @@ void ao_metric_series_observe(const struct ao_metric_family *f, struct ao_metric
         s->sum += value;
 }
 
-typedef void (*update_fn)(const struct ao_metric_family *f, struct ao_metric_series *s, double value);
+typedef void (*update_fn)(struct ao_metric_family *f, struct ao_metric_series *s, double value);
 
 static void update(struct ao_metric_family *f, const char *const *label_values, double value, update_fn fn)
 {

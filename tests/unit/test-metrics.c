@@ -655,10 +655,75 @@ static void test_show_empty(void)
         ao_metrics_free(m);
 }
 
+/* Scrapes reuse a family's text until it changes: every kind of change must show in the next scrape. */
+static void test_kept_text(void)
+{
+        static const char *const labels[] = {"hook", NULL};
+        struct ao_metrics *m = ao_metrics_new("k_");
+        struct ao_metric_family *c = ao_metrics_family(m, "runs", AO_METRIC_COUNTER, "Runs", labels, NULL, 0);
+        struct ao_metric_family *g = ao_metrics_family(m, "level", AO_METRIC_GAUGE, "Level", NULL, NULL, 0);
+        struct ao_metric_family *h =
+            ao_metrics_family(m, "took", AO_METRIC_HISTOGRAM, "Took", NULL, (double[]){1}, 1);
+        const char *const a[] = {"a"}, *const b[] = {"b"};
+        struct ao_error err = {0};
+
+        ao_metric_add(c, a, 1);
+        ao_metric_set(g, NULL, 5);
+        ao_metric_observe(h, NULL, 0.5);
+        const char *head = "# HELP k_level Level\n# TYPE k_level gauge\n";
+        const char *runs = "# HELP k_runs Runs\n# TYPE k_runs counter\n";
+        const char *took = "# HELP k_took Took\n# TYPE k_took histogram\n";
+        char want[1024];
+        snprintf(
+            want, sizeof(want),
+            "%sk_level 5\n%sk_runs{hook=\"a\"} 1\n%sk_took_bucket{le=\"1\"} 1\nk_took_bucket{le=\"+Inf\"} "
+            "1\nk_took_sum 0.5\nk_took_count 1\n",
+            head, runs, took);
+        is_format(m, want, "kept text: the first scrape");
+        is_format(m, want, "kept text: an unchanged registry scrapes the same");
+
+        ao_metric_add(c, a, 2);
+        ao_metric_set(g, NULL, 7);
+        ao_metric_observe(h, NULL, 2);
+        snprintf(
+            want, sizeof(want),
+            "%sk_level 7\n%sk_runs{hook=\"a\"} 3\n%sk_took_bucket{le=\"1\"} 1\nk_took_bucket{le=\"+Inf\"} "
+            "2\nk_took_sum 2.5\nk_took_count 2\n",
+            head, runs, took);
+        is_format(m, want, "kept text: add, set and observe show in the next scrape");
+
+        ao_metric_add(c, b, 1);
+        ao_metrics_remove_series(m, "hook", "a");
+        snprintf(
+            want, sizeof(want),
+            "%sk_level 7\n%sk_runs{hook=\"b\"} 1\n%sk_took_bucket{le=\"1\"} 1\nk_took_bucket{le=\"+Inf\"} "
+            "2\nk_took_sum 2.5\nk_took_count 2\n",
+            head, runs, took);
+        is_format(m, want, "kept text: a new series and a removed one show in the next scrape");
+
+        struct ao_metrics *hm = ao_metrics_new("");
+        tap_is_int(apply(hm, "{\"name\":\"q\",\"group\":\"g\",\"set\":1,\"labels\":{\"x\":\"1\"}}\n", "h.sh",
+                         NULL, &err),
+                   0, "kept text: a grouped hook metric");
+        is_format(hm, "# HELP q q\n# TYPE q gauge\nq{hook=\"h.sh\",x=\"1\"} 1\n",
+                  "kept text: the group's series");
+        tap_is_int(apply(hm, "{\"name\":\"q\",\"group\":\"g\",\"set\":2,\"labels\":{\"x\":\"2\"}}\n", "h.sh",
+                         NULL, &err),
+                   0, "kept text: the group reported again with another series");
+        is_format(hm, "# HELP q q\n# TYPE q gauge\nq{hook=\"h.sh\",x=\"2\"} 2\n",
+                  "kept text: the group's old series is gone from the next scrape");
+        tap_is_int(apply(hm, "{\"action\":\"expire\",\"group\":\"g\"}\n", "h.sh", NULL, &err), 0,
+                   "kept text: the group expires");
+        is_format(hm, "", "kept text: an expired group is gone from the next scrape");
+        ao_metrics_free(hm);
+        ao_metrics_free(m);
+}
+
 int main(void)
 {
         test_numbers();
         test_show_empty();
+        test_kept_text();
         test_exposition();
         test_remove_series();
         test_documentation_example();
