@@ -63,9 +63,9 @@ static void emit(struct ao_proc_run *run, struct run_output *o, const char *line
         run->logged_bytes += len;
         if (run->logged_bytes >= opt->output_max) {
                 const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
-                ao_log(AO_LOG_WARN,
-                       "proc: pid %d wrote more than %zu bytes of output; the rest is not logged",
-                       (int) run->pid, opt->output_max);
+                /* By path: the pid may not be known yet (spawn replies are read lazily). */
+                ao_log(AO_LOG_WARN, "proc: %s wrote more than %zu bytes of output; the rest is not logged",
+                       run->path, opt->output_max);
                 ao_log_context_swap(prev);
         }
 

@@ -136,7 +136,7 @@ static void arm_timer(struct ao_proc_run *run, uint64_t usec)
         if (run->timer)
                 (void) ao_source_set_time_relative(run->timer, usec);
         else if (ao_reactor_add_time_relative(run->proc->reactor, &run->timer, usec, on_run_timer, run) < 0)
-                ao_log(AO_LOG_ERROR, "proc: cannot arm a timer for pid %d", (int) run->pid);
+                ao_log(AO_LOG_ERROR, "proc: cannot arm a timer for a run of %s", run->path);
 }
 
 /* The timeout passed: SIGTERM to the group, then SIGKILL after the grace time. */
