@@ -5,8 +5,11 @@
  * error must carry a known code and a single printable line naming the
  * file; every operation parsed must obey the rules of ao/metric-ops.h
  * (names, groups, finite numbers, buckets increasing, labels sorted and
- * unique); and the long form from ao_metric_ops_to_json(), written back as
- * a stream, must parse to the same operations.
+ * unique); the long form from ao_metric_ops_to_json(), written back as
+ * a stream, must parse to the same operations; and applied to a registry
+ * in two batches, the operations must scrape the same whether or not the
+ * registry was scraped between the batches (a scrape keeps each family's
+ * text until it changes: a change that does not drop the kept text shows).
  */
 #include <errno.h>
 #include <math.h>
@@ -18,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/metric-ops.h"
+#include "ao/metrics.h"
 #include "ao/strbuf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -131,6 +135,37 @@ static void check_round_trip(const struct ao_metric_ops *ops)
         ao_strbuf_done(&sb);
 }
 
+/* Apply @ops as two batches of one hook; with @scrape_between, format the registry in between. */
+static char *apply_in_two(const struct ao_metric_ops *ops, bool scrape_between)
+{
+        struct ao_metrics *m = ao_metrics_new("fuzz_");
+        size_t half = ops->n / 2;
+        const struct ao_metric_ops first = {.ops = ops->ops, .n = half};
+        const struct ao_metric_ops second = {.ops = ops->ops + half, .n = ops->n - half};
+        struct ao_error err = {0};
+
+        (void) ao_metrics_apply_hook_ops(m, &first, "hook.sh", "module", &err);
+        if (scrape_between)
+                free(ao_metrics_format(m));
+        (void) ao_metrics_apply_hook_ops(m, &second, "hook.sh", "module", &err);
+        char *text = ao_metrics_format(m);
+        if (scrape_between) {
+                char *again = ao_metrics_format(m);
+                check(strcmp(text, again) == 0);
+                free(again);
+        }
+        ao_metrics_free(m);
+        return text;
+}
+
+static void check_kept_text(const struct ao_metric_ops *ops)
+{
+        char *fresh = apply_in_two(ops, false), *kept = apply_in_two(ops, true);
+        check(strcmp(fresh, kept) == 0);
+        free(fresh);
+        free(kept);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
         struct ao_metric_ops ops = {0};
@@ -148,6 +183,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < ops.n; i++)
                 check_op(&ops.ops[i]);
         check_round_trip(&ops);
+        if (ops.n > 0)
+                check_kept_text(&ops);
         ao_metric_ops_done(&ops);
         return 0;
 }

@@ -109,17 +109,29 @@ apt_install() {
         }
 }
 
-# free_ports N: N distinct free TCP ports on 127.0.0.1, one a line. The kernel picks them; they
-# are released before use, so another process could take one in between: unlikely, and the
-# daemon then fails at once with "address already in use" in its log.
+# free_ports N: N distinct free TCP ports on 127.0.0.1, one a line, taken below the kernel's
+# ephemeral range. A port in that range can become the source port of any outgoing connection
+# (even of a connect() to that very port, which then connects to itself) while kube-apiserver is
+# down for restart-apiserver, and its restart then fails with "address already in use". The
+# ports are released before use, so another process could still bind one in between: unlikely,
+# and the daemon then fails at once with that message in its log.
 free_ports() {
         python3 - "$1" <<'EOF'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
+import random, socket, sys
+with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+    ephemeral_low = int(f.read().split()[0])
+low, high = 10000, max(10001, ephemeral_low)
+socks, wanted = [], int(sys.argv[1])
+for port in random.sample(range(low, high), min(2000, high - low)):
     s = socket.socket()
-    s.bind(("127.0.0.1", 0))
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        s.close()
+        continue
     socks.append(s)
+    if len(socks) == wanted:
+        break
 for s in socks:
     print(s.getsockname()[1])
 EOF
