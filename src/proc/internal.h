@@ -113,7 +113,6 @@ struct ao_proc {
         struct ao_proc_options options;
         struct ao_proc_run *runs;
         size_t n_runs;
-        size_t n_starting;  /* runs whose spawner reply is outstanding */
         bool reap_deferred; /* an exited child was left for later because replies were outstanding */
         pid_t exited_pid;   /* while the reaper reads replies: the child it saw exit, to reap at launch */
         pid_t unknown_pid;  /* the exited child the reaper could not place yet, */
@@ -185,6 +184,8 @@ void ao_proc_spawner_collect(struct ao_proc_run *run);
 void ao_proc_spawners_collect(struct ao_proc *p);
 /** An unknown pid waits: every spawner owing replies polls for the next one. */
 void ao_proc_spawners_want_any(struct ao_proc *p);
+/** Whether any spawner owes a reply (the sum of their n_starting is not 0). */
+bool ao_proc_replies_outstanding(const struct ao_proc *p);
 /** Whether a run up to id @horizon still waits for its reply (from @s, or from any spawner if NULL). */
 bool ao_proc_reply_owed(const struct ao_proc *p, const struct spawner *s, uint64_t horizon);
 /** Before the launcher is freed: learn the pids of runs still starting, without reporting anything. */

@@ -33,7 +33,7 @@ static struct spawner *spawner_by_pid(struct ao_proc *p, pid_t pid)
 /* Whether @pid could be the child of a run whose reply has not come: a request before it is unanswered. */
 static bool may_await_reply(struct ao_proc *p, pid_t pid)
 {
-        if (p->n_starting == 0)
+        if (!ao_proc_replies_outstanding(p))
                 return false;
         if (pid != p->unknown_pid) {
                 p->unknown_pid = pid;
@@ -61,7 +61,7 @@ static void reap_exited(struct ao_proc *p)
                                 return;
                         continue;
                 }
-                if (p->n_starting > 0 && !collected) {
+                if (!collected && ao_proc_replies_outstanding(p)) {
                         collected = true;
                         p->exited_pid = si.si_pid;
                         ao_proc_spawners_collect(p);

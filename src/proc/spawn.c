@@ -408,10 +408,8 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
                 /* The request owns the write ends from here on. */
                 k = ao_proc_spawner_request(spawner, run, spec->argv, spec->envp, spec->cwd, write_fds[0],
                                             write_fds[1]);
-                if (k >= 0) {
-                        p->n_starting++;
+                if (k >= 0)
                         run->spawner = spawner;
-                }
         } else {
                 launch_in_process(p, run, spec, write_fds[0], write_fds[1]);
                 /* The child has its copies: ours would keep EOF away. */

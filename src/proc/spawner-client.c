@@ -163,7 +163,6 @@ int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *co
 /* @run has its reply (or never will): it no longer counts as starting. */
 static void stop_waiting(struct spawner *s, struct ao_proc_run *run)
 {
-        s->proc->n_starting--;
         s->n_starting--;
         if (run->needs_pid)
                 s->n_needing--;
@@ -279,6 +278,14 @@ void ao_proc_spawners_want_any(struct ao_proc *p)
                         update_watch(s);
                 }
         }
+}
+
+bool ao_proc_replies_outstanding(const struct ao_proc *p)
+{
+        for (int i = 0; i < SPAWNERS_MAX; i++)
+                if (p->spawners[i] && p->spawners[i]->n_starting > 0)
+                        return true;
+        return false;
 }
 
 bool ao_proc_reply_owed(const struct ao_proc *p, const struct spawner *s, uint64_t horizon)
