@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ao/yaml.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -164,6 +165,17 @@ static void append_number(struct ao_strbuf *sb, double d)
         double magnitude = d < 0 ? -d : d;
         /* Below 2^53 the cast is exact and in range; no libm needed. */
         bool integral = magnitude >= EXACT_INTEGER_LIMIT || d == (double) (int64_t) d;
+        if (integral && magnitude < EXACT_INTEGER_LIMIT) {
+                /*
+                 * Every integer up to 2^53 is a double, so no shorter digits read back as this one:
+                 * its exact digits are the shortest. The common case (replicas, ports) skips the
+                 * printf and strtod rounds of shortest().
+                 */
+                char buf[24];
+                int n = snprintf(buf, sizeof(buf), "%" PRId64, (int64_t) d);
+                ao_strbuf_append_n(sb, buf, (size_t) n);
+                return;
+        }
         if (integral && magnitude < PLAIN_INTEGER_LIMIT) {
                 append_integer(sb, d);
                 return;

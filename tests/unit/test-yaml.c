@@ -466,6 +466,9 @@ static void test_canonical(void)
         cJSON_AddNumberToObject(o, "f", 123456789012345678901234.0);
         cJSON_AddNumberToObject(o, "g", -0.0);
         cJSON_AddNumberToObject(o, "h", 2.5e-5);
+        cJSON_AddNumberToObject(o, "i", 9007199254740991.0);
+        cJSON_AddNumberToObject(o, "j", -9007199254740991.0);
+        cJSON_AddNumberToObject(o, "k", 1e17);
         cJSON *nested = cJSON_AddObjectToObject(o, "n");
         cJSON_AddStringToObject(nested, "z", "q\"\\\n\t\x01\x7f/");
         cJSON_AddStringToObject(nested, "y", "\xe2\x80\xa8\xc2\x85\xc2\x9f\xef\xbf\xbe \xe2\x82\xac");
@@ -483,7 +486,8 @@ static void test_canonical(void)
             text,
             "{\"B\":10000000000,\"a\":-7,\"aa\":0.3333333333333333,\"arr\":[true,null,{},[]],\"b\":42,"
             "\"c\":1e+300,\"d\":4.94065645841247e-324,\"e\":9007199254740992,\"f\":1.2345678901234569e+23,"
-            "\"g\":0,\"h\":2.5e-05,\"n\":{\"w\":{\"raw\":1},\"x\":\"bad \xef\xbf\xbd utf8\","
+            "\"g\":0,\"h\":2.5e-05,\"i\":9007199254740991,\"j\":-9007199254740991,\"k\":100000000000000000,"
+            "\"n\":{\"w\":{\"raw\":1},\"x\":\"bad \xef\xbf\xbd utf8\","
             "\"y\":\"\\u2028\\u0085\\u009f\\ufffe \xe2\x82\xac\",\"z\":\"q\\\"\\\\\\n\\t\\u0001\\u007f/\"},"
             "\"\xc3\xa9\":0.1}",
             "canonical: sorted keys, numbers, escapes");
