@@ -65,12 +65,12 @@ int ao_hook_patch_check_scope(const cJSON *ops, const char *values_key, const ch
         return 0;
 }
 
-static int read_patch(const char *dir, const char *name, const char *values_key, cJSON **ret,
+static int read_patch(const struct run_dir *rd, const char *name, const char *values_key, cJSON **ret,
                       struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
-        int r = workspace_read(dir, name, AO_JSONPATCH_MAX_INPUT, &text, &len, reterr);
+        int r = workspace_read(rd, name, AO_JSONPATCH_MAX_INPUT, &text, &len, reterr);
         if (r < 0)
                 return r;
         cJSON *ops = NULL;
@@ -88,11 +88,11 @@ static int read_patch(const char *dir, const char *name, const char *values_key,
         return 0;
 }
 
-static int read_metrics(const char *dir, struct ao_metric_ops *ret, struct ao_error *reterr)
+static int read_metrics(const struct run_dir *rd, struct ao_metric_ops *ret, struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
-        int r = workspace_read(dir, OUTPUT_METRICS, AO_METRIC_OPS_MAX_INPUT, &text, &len, reterr);
+        int r = workspace_read(rd, OUTPUT_METRICS, AO_METRIC_OPS_MAX_INPUT, &text, &len, reterr);
         return r < 0 ? r : ao_metric_ops_parse(text, len, OUTPUT_METRICS, ret, reterr);
 }
 
@@ -101,16 +101,16 @@ static bool is_blank(const char *s)
         return s[strspn(s, " \t\r\n")] == '\0';
 }
 
-int outputs_read_event(const char *dir, const char *values_key, struct ao_hook_outcome *o,
+int outputs_read_event(const struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
                        struct ao_error *reterr)
 {
-        int r = read_patch(dir, OUTPUT_VALUES_PATCH, values_key, &o->values_patch, reterr);
+        int r = read_patch(rd, OUTPUT_VALUES_PATCH, values_key, &o->values_patch, reterr);
         if (r >= 0)
-                r = read_patch(dir, OUTPUT_CONFIG_VALUES_PATCH, values_key, &o->config_values_patch, reterr);
+                r = read_patch(rd, OUTPUT_CONFIG_VALUES_PATCH, values_key, &o->config_values_patch, reterr);
         if (r >= 0)
-                r = read_metrics(dir, &o->metrics, reterr);
+                r = read_metrics(rd, &o->metrics, reterr);
         if (r >= 0)
-                r = workspace_read(dir, OUTPUT_KUBERNETES_PATCH, AO_HOOK_OUTPUT_MAX, &o->kubernetes_patch,
+                r = workspace_read(rd, OUTPUT_KUBERNETES_PATCH, AO_HOOK_OUTPUT_MAX, &o->kubernetes_patch,
                                    &o->kubernetes_patch_len, reterr);
         if (r >= 0 && is_blank(o->kubernetes_patch)) {
                 free(o->kubernetes_patch);
@@ -136,11 +136,11 @@ static int parse_enabled(const char *text, bool *ret)
         return 0;
 }
 
-int outputs_read_enabled(const char *dir, struct ao_hook_outcome *o, struct ao_error *reterr)
+int outputs_read_enabled(const struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
-        int r = workspace_read(dir, OUTPUT_ENABLED_RESULT, 4096, &text, &len, reterr);
+        int r = workspace_read(rd, OUTPUT_ENABLED_RESULT, 4096, &text, &len, reterr);
         if (r < 0)
                 return r;
         bool enabled;
@@ -151,7 +151,7 @@ int outputs_read_enabled(const char *dir, struct ao_hook_outcome *o, struct ao_e
         if (enabled)
                 return 0;
         char *reason = NULL;
-        if (workspace_read(dir, OUTPUT_ENABLED_REASON, 4096, &reason, &len, NULL) < 0 || is_blank(reason)) {
+        if (workspace_read(rd, OUTPUT_ENABLED_REASON, 4096, &reason, &len, NULL) < 0 || is_blank(reason)) {
                 free(reason);
                 return 0;
         }
@@ -163,10 +163,9 @@ int outputs_read_enabled(const char *dir, struct ao_hook_outcome *o, struct ao_e
         return 0;
 }
 
-int outputs_read_config(const char *dir, struct ao_hook_outcome *o, struct ao_error *reterr)
+int outputs_read_config(const struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
 {
-        return workspace_read(dir, OUTPUT_CONFIG, AO_HOOK_OUTPUT_MAX, &o->config_text, &o->config_len,
-                              reterr);
+        return workspace_read(rd, OUTPUT_CONFIG, AO_HOOK_OUTPUT_MAX, &o->config_text, &o->config_len, reterr);
 }
 
 void outputs_done(struct ao_hook_outcome *o)

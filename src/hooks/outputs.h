@@ -6,6 +6,8 @@
 #include "ao/error.h"
 #include "ao/hook-run.h"
 
+struct run_dir;
+
 #define INPUT_BINDING_CONTEXT      "binding-context.json"
 #define INPUT_VALUES               "values.json"
 #define INPUT_CONFIG_VALUES        "config-values.json"
@@ -18,9 +20,9 @@
 #define OUTPUT_CONFIG              "config-output"
 
 /** Read and check the outputs of an event run into @o; errors name the file. */
-int outputs_read_event(const char *dir, const char *values_key, struct ao_hook_outcome *o,
+int outputs_read_event(const struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
                        struct ao_error *reterr);
-int outputs_read_enabled(const char *dir, struct ao_hook_outcome *o, struct ao_error *reterr);
-int outputs_read_config(const char *dir, struct ao_hook_outcome *o, struct ao_error *reterr);
+int outputs_read_enabled(const struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr);
+int outputs_read_config(const struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr);
 /** Release what the outputs hold and reset @o. */
 void outputs_done(struct ao_hook_outcome *o);

@@ -65,10 +65,9 @@ struct hook_run {
         struct hook_run *prev, *next; /* the runner's active list */
         enum ao_hook_run_mode mode;
         char *hook_name, *module, *values_key, *binding, *queue; /* owned */
-        char *dir;                                               /* owned: the run directory */
+        struct run_dir dir;                       /* owned: the run directory; path NULL: none */
         char *key;                                /* owned: whose idle directory it may reuse; NULL: none */
         const struct ao_sandbox_profile *profile; /* borrowed: outlives the run, as for the proc layer */
-        bool reused;                              /* the directory is an earlier run's (inputs rewritten) */
         bool reusable;                            /* the run went cleanly: its directory may serve the next */
         size_t input_bytes;                       /* written into the inputs */
         char stderr_tail[STDERR_TAIL_MAX];        /* the last line the hook wrote to stderr */
@@ -133,9 +132,9 @@ static void run_free(struct hook_run *run)
         if (run->next)
                 run->next->prev = run->prev;
         runner->n_active--;
-        if (run->dir)
-                workspace_release_run_dir(&runner->workspace, TAKE_PTR(run->dir), run->key, run->profile,
-                                          &files_of_mode[run->mode], run->reusable);
+        if (run->dir.path)
+                workspace_release_run_dir(&runner->workspace, &run->dir, run->key, run->profile,
+                                          run->reusable);
         outputs_done(&run->outcome);
         free(run->hook_name);
         free(run->module);
@@ -209,8 +208,7 @@ static int write_input(struct hook_run *run, const char *name, const char *text,
 {
         size_t len = strlen(text);
         run->input_bytes += len;
-        return run->reused ? workspace_rewrite(run->dir, name, text, len, run->profile, reterr)
-                           : workspace_write(run->dir, name, text, len, run->profile, reterr);
+        return workspace_write_input(&run->dir, name, text, len, run->profile, reterr);
 }
 
 static int write_json(struct hook_run *run, const char *name, const cJSON *doc, struct ao_error *reterr)
@@ -230,10 +228,10 @@ static int write_inputs(struct hook_run *run, const struct ao_hook_run_request *
         const struct run_files *files = &files_of_mode[req->mode];
         int r = 0;
         if (req->mode == AO_HOOK_RUN_CONFIG) {
-                if (!run->reused)
-                        r = workspace_write(run->dir, OUTPUT_CONFIG, "", 0, run->profile, reterr);
+                if (!run->dir.reused)
+                        r = workspace_create_output(&run->dir, OUTPUT_CONFIG, run->profile, reterr);
                 return r < 0 ? r
-                             : workspace_open_output(run->dir, OUTPUT_CONFIG, run->profile, ret_stdout_fd,
+                             : workspace_open_output(&run->dir, OUTPUT_CONFIG, run->profile, ret_stdout_fd,
                                                      reterr);
         }
         if (req->mode == AO_HOOK_RUN_EVENT) {
@@ -242,8 +240,8 @@ static int write_inputs(struct hook_run *run, const struct ao_hook_run_request *
                                                     : ao_xstrdup("[]\n");
                 r = write_input(run, INPUT_BINDING_CONTEXT, contexts, reterr);
         }
-        for (size_t i = 0; r >= 0 && !run->reused && i < files->n_outputs; i++)
-                r = workspace_write(run->dir, files->outputs[i], "", 0, run->profile, reterr);
+        for (size_t i = 0; r >= 0 && !run->dir.reused && i < files->n_outputs; i++)
+                r = workspace_create_output(&run->dir, files->outputs[i], run->profile, reterr);
         if (r >= 0)
                 r = write_json(run, INPUT_VALUES, req->values, reterr);
         if (r >= 0)
@@ -256,18 +254,18 @@ static int prepare_dir(struct hook_run *run, const struct ao_hook_run_request *r
                        struct ao_error *reterr)
 {
         struct workspace *w = &run->runner->workspace;
-        int r = workspace_acquire_run_dir(w, run->key, req->hook_name, req->profile, &run->dir, &run->reused,
-                                          reterr);
+        const struct run_files *files = &files_of_mode[run->mode];
+        int r =
+            workspace_acquire_run_dir(w, run->key, req->hook_name, req->profile, files, &run->dir, reterr);
         if (r >= 0)
                 r = write_inputs(run, req, ret_stdout_fd, reterr);
-        if (r >= 0 || !run->reused)
+        if (r >= 0 || !run->dir.reused)
                 return r;
-        /* What was left there is refused (a link, another name of a file...): start afresh. */
-        workspace_release_run_dir(w, TAKE_PTR(run->dir), run->key, run->profile, &files_of_mode[run->mode],
-                                  false);
+        /* What was left there is refused (another name of an input...): start afresh. */
+        workspace_release_run_dir(w, &run->dir, run->key, run->profile, false);
         run->input_bytes = 0;
         ao_error_clear(reterr);
-        r = workspace_acquire_run_dir(w, NULL, req->hook_name, req->profile, &run->dir, &run->reused, reterr);
+        r = workspace_acquire_run_dir(w, NULL, req->hook_name, req->profile, files, &run->dir, reterr);
         return r >= 0 ? write_inputs(run, req, ret_stdout_fd, reterr) : r;
 }
 
@@ -313,18 +311,19 @@ static void build_env(const struct hook_run *run, const struct ao_hook_run_reque
         }
         if (req->mode == AO_HOOK_RUN_CONFIG)
                 return;
-        env_set(b, "VALUES_PATH", run->dir, INPUT_VALUES);
-        env_set(b, "CONFIG_VALUES_PATH", run->dir, INPUT_CONFIG_VALUES);
+        const char *dir = run->dir.path;
+        env_set(b, "VALUES_PATH", dir, INPUT_VALUES);
+        env_set(b, "CONFIG_VALUES_PATH", dir, INPUT_CONFIG_VALUES);
         if (req->mode == AO_HOOK_RUN_ENABLED) {
-                env_set(b, "MODULE_ENABLED_RESULT", run->dir, OUTPUT_ENABLED_RESULT);
-                env_set(b, "MODULE_ENABLED_REASON", run->dir, OUTPUT_ENABLED_REASON);
+                env_set(b, "MODULE_ENABLED_RESULT", dir, OUTPUT_ENABLED_RESULT);
+                env_set(b, "MODULE_ENABLED_REASON", dir, OUTPUT_ENABLED_REASON);
                 return;
         }
-        env_set(b, "BINDING_CONTEXT_PATH", run->dir, INPUT_BINDING_CONTEXT);
-        env_set(b, "VALUES_JSON_PATCH_PATH", run->dir, OUTPUT_VALUES_PATCH);
-        env_set(b, "CONFIG_VALUES_JSON_PATCH_PATH", run->dir, OUTPUT_CONFIG_VALUES_PATCH);
-        env_set(b, "METRICS_PATH", run->dir, OUTPUT_METRICS);
-        env_set(b, "KUBERNETES_PATCH_PATH", run->dir, OUTPUT_KUBERNETES_PATCH);
+        env_set(b, "BINDING_CONTEXT_PATH", dir, INPUT_BINDING_CONTEXT);
+        env_set(b, "VALUES_JSON_PATCH_PATH", dir, OUTPUT_VALUES_PATCH);
+        env_set(b, "CONFIG_VALUES_JSON_PATCH_PATH", dir, OUTPUT_CONFIG_VALUES_PATCH);
+        env_set(b, "METRICS_PATH", dir, OUTPUT_METRICS);
+        env_set(b, "KUBERNETES_PATCH_PATH", dir, OUTPUT_KUBERNETES_PATCH);
 }
 
 static void env_done(struct env_builder *b)
@@ -368,13 +367,13 @@ static int read_outputs(struct hook_run *run)
         int r;
         switch (run->mode) {
         case AO_HOOK_RUN_CONFIG:
-                r = outputs_read_config(run->dir, &run->outcome, err);
+                r = outputs_read_config(&run->dir, &run->outcome, err);
                 break;
         case AO_HOOK_RUN_ENABLED:
-                r = outputs_read_enabled(run->dir, &run->outcome, err);
+                r = outputs_read_enabled(&run->dir, &run->outcome, err);
                 break;
         default:
-                r = outputs_read_event(run->dir, run->values_key, &run->outcome, err);
+                r = outputs_read_event(&run->dir, run->values_key, &run->outcome, err);
                 break;
         }
         if (r < 0)
@@ -405,8 +404,7 @@ static void on_child_exit(struct ao_proc_run *prun, const struct ao_proc_result 
          * Before the callback: what it starts next (the loader's next --config, a queue's next
          * task) finds this directory idle already. The outcome holds copies, nothing in it.
          */
-        workspace_release_run_dir(&run->runner->workspace, TAKE_PTR(run->dir), run->key, run->profile,
-                                  &files_of_mode[run->mode], run->reusable);
+        workspace_release_run_dir(&run->runner->workspace, &run->dir, run->key, run->profile, run->reusable);
         bool trim = run->input_bytes >= TRIM_AFTER_INPUT;
         run->on_done(&run->outcome, run->userdata);
         run_free(run);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "ao/error.h"
 
@@ -22,9 +23,27 @@ struct run_files {
         size_t n_outputs;
 };
 
+/* Inputs of the kind of run with the most (an event run's binding context, values, config values). */
+#define RUN_INPUTS_MAX 3
+
+/**
+ * A run directory, held open. The path is for the hook's environment and for messages; the
+ * operator itself only works through the fds, so no path is walked twice and no name the hook
+ * could swap is written through: inputs are written through the fds that made them.
+ */
+struct run_dir {
+        char *path;                    /* owned; NULL: none */
+        int fd;                        /* owned: the directory */
+        const struct run_files *files; /* borrowed: static */
+        int inputs[RUN_INPUTS_MAX];    /* owned: files->inputs, open for writing; -1: not made yet */
+        ino_t input_inodes[RUN_INPUTS_MAX];
+        bool reused; /* an earlier run's: its inputs are held above, its outputs are empty */
+};
+
 struct workspace {
-        char *dir; /* owned: the private directory, mode 0711 */
-        bool keep; /* DEBUG_KEEP_TMP_FILES: leave everything in place */
+        char *dir;  /* owned: the private directory, mode 0711 */
+        bool keep;  /* DEBUG_KEEP_TMP_FILES: leave everything in place */
+        bool tmpfs; /* the private directory is on tmpfs (directory sizes count entries) */
         unsigned long long runs;
         struct idle_dir *idle; /* owned: run directories kept for the next run of their hook, newest first */
         size_t n_idle;
@@ -36,55 +55,48 @@ int workspace_open(struct workspace *w, const char *tmp_dir, bool tmp_dir_explic
 /** Remove the private directory (unless keep) and release @w. */
 void workspace_close(struct workspace *w);
 
-/** A new run directory (0700, given to the profile's uid/gid when it drops privileges); malloc'd path. */
-int workspace_new_run_dir(struct workspace *w, const char *hook_name,
-                          const struct ao_sandbox_profile *profile, char **ret_path, struct ao_error *reterr);
-/** Remove a run directory: the files named in @names, then anything else the hook left (unless keep). */
-void workspace_remove_run_dir(struct workspace *w, const char *path, const char *const *names, size_t n);
-
 /**
- * A run directory for a run of @key (the hook and the kind of run) under @profile: an idle one
- * that an earlier run of the same key left (renamed to this run's name; *@ret_reused is true,
- * its outputs are empty and its inputs are to be rewritten with workspace_rewrite()), else a
- * new one as workspace_new_run_dir() makes. A NULL @key always gets a new one.
+ * A run directory (0700, given to the profile's uid/gid when it drops privileges) for a run of
+ * @key (the hook and the kind of run) with @files (static) under @profile: an idle one that an
+ * earlier run of the same key left (renamed to this run's name; @ret->reused, its outputs empty,
+ * its inputs still held), else a new, empty one. A NULL @key always gets a new one.
  */
 int workspace_acquire_run_dir(struct workspace *w, const char *key, const char *hook_name,
-                              const struct ao_sandbox_profile *profile, char **ret_path, bool *ret_reused,
-                              struct ao_error *reterr);
+                              const struct ao_sandbox_profile *profile, const struct run_files *files,
+                              struct run_dir *ret, struct ao_error *reterr);
 /**
- * Done with run directory @path (taken) of @key. With @reusable, and when the directory holds
- * exactly @files, owned as it was made, each a plain file (regular, one link, the run's user),
- * its outputs are emptied and it is kept idle for the next run of @key (at most a few are kept;
- * the oldest goes). Otherwise it is removed. With keep, nothing is removed or reused. @files
- * must be static (idle directories point at it); @profile is compared by address and must
- * outlive the workspace's use of it, as it outlives the run.
+ * Done with run directory @rd of @key (taken: *@rd is reset). With @reusable, and when the
+ * directory holds exactly its files, owned as they were made, each a plain file (regular, one
+ * link, the run's user), the inputs still the files the operator made, its outputs are emptied
+ * and it is kept idle for the next run of @key (at most a few are kept; the oldest goes).
+ * Otherwise it is removed. With keep, nothing is removed or reused. @profile is compared by
+ * address and must outlive the workspace's use of it, as it outlives the run.
  */
-void workspace_release_run_dir(struct workspace *w, char *path, const char *key,
-                               const struct ao_sandbox_profile *profile, const struct run_files *files,
-                               bool reusable);
-
-/** Write @len bytes to @dir/@name (created 0644; given to the profile's uid/gid when it sets one). */
-int workspace_write(const char *dir, const char *name, const char *data, size_t len,
-                    const struct ao_sandbox_profile *profile, struct ao_error *reterr);
-/**
- * Replace the contents of the existing @dir/@name of a reused run directory with @len bytes:
- * only a plain file of the run's user is written (never a link, a FIFO or a second name of
- * another file); anything else is -EPERM.
- */
-int workspace_rewrite(const char *dir, const char *name, const char *data, size_t len,
-                      const struct ao_sandbox_profile *profile, struct ao_error *reterr);
+void workspace_release_run_dir(struct workspace *w, struct run_dir *rd, const char *key,
+                               const struct ao_sandbox_profile *profile, bool reusable);
 
 /**
- * Open the existing output @dir/@name for writing, as a child's stdout (*@ret_fd, close-on-exec):
- * only a plain file of the run's user, as for workspace_rewrite().
+ * Write input @name (one of @rd's files->inputs) with @len bytes: created 0644 (and given to the
+ * profile's uid/gid) in a new directory; in a reused one, written over in place through the fd
+ * that made it, only while that is still a plain file with one name (-EPERM otherwise).
  */
-int workspace_open_output(const char *dir, const char *name, const struct ao_sandbox_profile *profile,
-                          int *ret_fd, struct ao_error *reterr);
+int workspace_write_input(struct run_dir *rd, const char *name, const char *data, size_t len,
+                          const struct ao_sandbox_profile *profile, struct ao_error *reterr);
+/** Create the empty output @name in @rd's (new) directory, for the hook to write. */
+int workspace_create_output(struct run_dir *rd, const char *name, const struct ao_sandbox_profile *profile,
+                            struct ao_error *reterr);
 
 /**
- * Read @dir/@name: a regular file, never through a symbolic link, at most
+ * Open the existing output @name of @rd for writing, as a child's stdout (*@ret_fd,
+ * close-on-exec): only a plain file of the run's user, never a link or a FIFO.
+ */
+int workspace_open_output(const struct run_dir *rd, const char *name,
+                          const struct ao_sandbox_profile *profile, int *ret_fd, struct ao_error *reterr);
+
+/**
+ * Read @name in @rd: a regular file, never through a symbolic link, at most
  * @max bytes (-EFBIG beyond). A file the hook removed reads as empty.
  * @ret gets a malloc'd NUL-terminated copy.
  */
-int workspace_read(const char *dir, const char *name, size_t max, char **ret, size_t *ret_len,
+int workspace_read(const struct run_dir *rd, const char *name, size_t max, char **ret, size_t *ret_len,
                    struct ao_error *reterr);
