@@ -509,8 +509,40 @@ static void test_reuse(void)
         char *eight = line_of(log, 8), *nine = line_of(log, 9);
         tap_ok(strncmp(eight, nine, strcspn(eight, " ")) != 0,
                "leftover process: the next run got a new directory");
+
+        /*
+         * An input moved out (a second name outside, the one inside removed) and a new file put in
+         * its place: the held file is no longer the input, and is not written again.
+         */
+        char *replace = ao_xasprintf("%s\nln \"$VALUES_PATH\" %s/moved-out && rm \"$VALUES_PATH\" && "
+                                     "echo planted > \"$VALUES_PATH\"",
+                                     record, links);
+        tap_ok(run_module("reuse-module", replace, "{\"reuseModule\":{\"moved\":1}}"),
+               "replaced input: the run that replaces it");
+        tap_ok(run_module("reuse-module", record, "{\"reuseModule\":{\"fresh\":1}}"),
+               "replaced input: the next run");
+        char *ten = line_of(log, 10), *eleven = line_of(log, 11), values11[256] = "";
+        sscanf(eleven, "%*s %*s %*s %255s", values11);
+        tap_ok(strncmp(ten, eleven, strcspn(ten, " ")) != 0,
+               "replaced input: the next run got a new directory");
+        tap_is_str(values11, "{\"reuseModule\":{\"fresh\":1}}",
+                   "replaced input: the next run reads its own values");
+        char *moved_path = ao_xasprintf("%s/moved-out", links);
+        char *moved = slurp(moved_path);
+        tap_is_str(moved, "{\"reuseModule\":{\"moved\":1}}",
+                   "replaced input: the file moved out keeps its contents");
+        free(moved), free(moved_path);
+
+        /* A file the hook left beside the protocol's: the directory is not handed on with it. */
+        char *extra = ao_xasprintf("%s\ntouch \"$(dirname \"$VALUES_PATH\")/extra\"", record);
+        tap_ok(run_module("reuse-module", extra, "{}"), "extra file: the run that leaves it");
+        tap_ok(run_module("reuse-module", record, "{}"), "extra file: the next run");
+        char *twelve = line_of(log, 12), *thirteen = line_of(log, 13);
+        tap_ok(strncmp(twelve, thirteen, strcspn(twelve, " ")) != 0,
+               "extra file: the next run got a new directory");
         tap_ok(only_idle_dirs(), "reuse: nothing but idle directories left");
 
+        free(ten), free(eleven), free(twelve), free(thirteen), free(replace), free(extra);
         free(one), free(two), free(three), free(four), free(five), free(six), free(seven), free(eight),
             free(nine);
         free(target_text), free(second), free(second_path), free(hard), free(swap), free(linger),
