@@ -209,7 +209,7 @@ pid_t ao_launch_clone(const struct ao_launch *l, bool as_sibling, void *stack, s
 {
         *ret_failure = (struct ao_launch_failure){.stage = AO_LAUNCH_OK};
         struct clone_args_pack args = {.launch = l, .failure = ret_failure};
-        int flags = CLONE_VM | CLONE_VFORK | CLONE_PIDFD | SIGCHLD;
+        int flags = CLONE_VM | CLONE_VFORK | (ret_pidfd ? CLONE_PIDFD : 0) | SIGCHLD;
         if (as_sibling)
                 flags |= CLONE_PARENT; /* the spawner's parent (the operator) reaps it */
         int pidfd = -1;
@@ -217,6 +217,7 @@ pid_t ao_launch_clone(const struct ao_launch *l, bool as_sibling, void *stack, s
         pid_t pid = clone(child_main, (char *) stack + stack_size, flags, &args, &pidfd);
         if (pid < 0)
                 return -errno;
-        *ret_pidfd = pidfd;
+        if (ret_pidfd)
+                *ret_pidfd = pidfd;
         return pid;
 }

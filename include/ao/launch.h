@@ -102,10 +102,10 @@ const char *ao_launch_stage_name(int stage);
 
 /**
  * Start a child running ao_launch_exec(@l) with clone(CLONE_VM | CLONE_VFORK
- * | CLONE_PIDFD [| CLONE_PARENT]) on @stack (@stack_size bytes, owned by the
- * caller). Returns the pid and the pidfd in @ret_pidfd; @ret_failure tells
- * whether the exec happened. The caller is suspended until the child execs
- * or exits, as with vfork.
+ * [| CLONE_PIDFD] [| CLONE_PARENT]) on @stack (@stack_size bytes, owned by the
+ * caller). Returns the pid, and a pidfd in @ret_pidfd unless it is NULL;
+ * @ret_failure tells whether the exec happened. The caller is suspended until
+ * the child execs or exits, as with vfork.
  */
 pid_t ao_launch_clone(const struct ao_launch *l, bool as_sibling, void *stack, size_t stack_size,
                       int *ret_pidfd, struct ao_launch_failure *ret_failure);

@@ -132,11 +132,11 @@ int ao_reactor_add_child(struct ao_reactor *r, struct ao_source **ret_source, pi
                          unsigned flags, ao_child_handler *cb, void *userdata);
 
 /**
- * Reap the process of @pidfd now if it has exited, with its rusage, without
- * a source: 1 when reaped, 0 while it runs, < 0 on error. For callers that
+ * Reap our child @pid now if it has exited, with its rusage, without a
+ * source: 1 when reaped, 0 while it runs, < 0 on error. For callers that
  * learn of a child late and would rather not watch one that is gone.
  */
-int ao_pidfd_reap(int pidfd, siginfo_t *si, struct rusage *ru);
+int ao_child_reap(pid_t pid, siginfo_t *si, struct rusage *ru);
 
 /** Run @cb at the start of the next iteration. ONESHOT; with ON it runs every iteration. */
 int ao_reactor_add_defer(struct ao_reactor *r, struct ao_source **ret_source, ao_plain_handler *cb,

@@ -65,7 +65,7 @@ int ao_hook_patch_check_scope(const cJSON *ops, const char *values_key, const ch
         return 0;
 }
 
-static int read_patch(const struct run_dir *rd, const char *name, const char *values_key, cJSON **ret,
+static int read_patch(struct run_dir *rd, const char *name, const char *values_key, cJSON **ret,
                       struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
@@ -88,7 +88,7 @@ static int read_patch(const struct run_dir *rd, const char *name, const char *va
         return 0;
 }
 
-static int read_metrics(const struct run_dir *rd, struct ao_metric_ops *ret, struct ao_error *reterr)
+static int read_metrics(struct run_dir *rd, struct ao_metric_ops *ret, struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
@@ -101,7 +101,7 @@ static bool is_blank(const char *s)
         return s[strspn(s, " \t\r\n")] == '\0';
 }
 
-int outputs_read_event(const struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
+int outputs_read_event(struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
                        struct ao_error *reterr)
 {
         int r = read_patch(rd, OUTPUT_VALUES_PATCH, values_key, &o->values_patch, reterr);
@@ -136,7 +136,7 @@ static int parse_enabled(const char *text, bool *ret)
         return 0;
 }
 
-int outputs_read_enabled(const struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
+int outputs_read_enabled(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
@@ -163,7 +163,7 @@ int outputs_read_enabled(const struct run_dir *rd, struct ao_hook_outcome *o, st
         return 0;
 }
 
-int outputs_read_config(const struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
+int outputs_read_config(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
 {
         return workspace_read(rd, OUTPUT_CONFIG, AO_HOOK_OUTPUT_MAX, &o->config_text, &o->config_len, reterr);
 }

@@ -20,9 +20,9 @@ struct run_dir;
 #define OUTPUT_CONFIG              "config-output"
 
 /** Read and check the outputs of an event run into @o; errors name the file. */
-int outputs_read_event(const struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
+int outputs_read_event(struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
                        struct ao_error *reterr);
-int outputs_read_enabled(const struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr);
-int outputs_read_config(const struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr);
+int outputs_read_enabled(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr);
+int outputs_read_config(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr);
 /** Release what the outputs hold and reset @o. */
 void outputs_done(struct ao_hook_outcome *o);

@@ -163,15 +163,40 @@ int workspace_open(struct workspace *w, const char *tmp_dir, bool tmp_dir_explic
                 free(dir);
                 return r;
         }
-        *w = (struct workspace){.dir = dir, .keep = keep, .tmpfs = on_tmpfs(dir)};
+        /* Held for the renames of reused run directories: no walk from the root for each. */
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0) {
+                r = ao_negative_errno();
+                ao_error_set(reterr, r, "hooks: cannot open '%s': %s", dir, strerror(-r));
+                (void) rmdir(dir);
+                free(dir);
+                return r;
+        }
+        *w = (struct workspace){.dir = dir, .fd = fd, .keep = keep, .tmpfs = on_tmpfs(dir)};
         return 0;
+}
+
+/* The user a run directory and its files belong to: the profile's, or ours. */
+static uid_t owner_of(const struct ao_sandbox_profile *profile)
+{
+        /* The operator never changes its own uid: ask once, not a system call per file. */
+        static uid_t euid = (uid_t) -1;
+        if (euid == (uid_t) -1)
+                euid = geteuid();
+        return profile && profile->set_uid ? profile->uid : euid;
+}
+
+/* A regular file with one name, of @uid: writing it in place changes nothing but that file. */
+static bool is_plain_file(const struct stat *st, uid_t uid)
+{
+        return S_ISREG(st->st_mode) && st->st_nlink == 1 && st->st_uid == uid;
 }
 
 /* --- run directories --------------------------------------------------------------------------- */
 
-static void run_dir_init(struct run_dir *rd, char *path, int fd, const struct run_files *files)
+static void run_dir_init(struct run_dir *rd, char *path, int fd, const struct run_files *files, uid_t uid)
 {
-        *rd = (struct run_dir){.path = path, .fd = fd, .files = files};
+        *rd = (struct run_dir){.path = path, .fd = fd, .files = files, .uid = uid};
         for (size_t i = 0; i < RUN_INPUTS_MAX; i++)
                 rd->inputs[i] = -1;
 }
@@ -183,7 +208,7 @@ static void run_dir_close(struct run_dir *rd)
                 (void) ao_safe_close(rd->inputs[i]);
         (void) ao_safe_close(rd->fd);
         free(rd->path);
-        run_dir_init(rd, NULL, -1, NULL);
+        run_dir_init(rd, NULL, -1, NULL, 0);
 }
 
 /* Remove @rd's directory (unless keep) and close it: its files by name, then anything else the hook left. */
@@ -224,8 +249,9 @@ void workspace_close(struct workspace *w)
                 remove_tree(w->dir);
         for (struct idle_dir *d = w->idle; d;)
                 d = idle_free(w, d, false);
+        (void) ao_safe_close(w->fd);
         free(w->dir);
-        *w = (struct workspace){0};
+        *w = (struct workspace){.fd = -1};
 }
 
 /* Hand @fd (a run directory or one of its files) to the profile's user, when it drops privileges. */
@@ -277,27 +303,11 @@ static int new_run_dir(struct workspace *w, const char *hook_name, const struct 
                 free(path);
                 return r;
         }
-        run_dir_init(ret, path, fd, files);
+        run_dir_init(ret, path, fd, files, owner_of(profile));
         return 0;
 }
 
 /* --- reusing run directories ------------------------------------------------------------------- */
-
-/* The user a run directory and its files belong to: the profile's, or ours. */
-static uid_t owner_of(const struct ao_sandbox_profile *profile)
-{
-        /* The operator never changes its own uid: ask once, not a system call per file. */
-        static uid_t euid = (uid_t) -1;
-        if (euid == (uid_t) -1)
-                euid = geteuid();
-        return profile && profile->set_uid ? profile->uid : euid;
-}
-
-/* A regular file with one name, of @uid: writing it in place changes nothing but that file. */
-static bool is_plain_file(const struct stat *st, uid_t uid)
-{
-        return S_ISREG(st->st_mode) && st->st_nlink == 1 && st->st_uid == uid;
-}
 
 static bool is_listed(const char *name, const struct run_files *files)
 {
@@ -361,9 +371,16 @@ static bool input_intact(const struct run_dir *rd, size_t i, uid_t uid)
                st.st_ino == rd->input_inodes[i] && is_plain_file(&st, uid);
 }
 
-/* Leave output @name empty for the next run; false when it is not a plain file of @uid. */
-static bool empty_output(int dirfd, const char *name, uid_t uid)
+/*
+ * Leave output @i empty for the next run; false when it is not a plain file of @uid. One that
+ * workspace_read() found so is not looked at again: no process of the run is left to change it.
+ */
+static bool empty_output(const struct run_dir *rd, size_t i, uid_t uid)
 {
+        if (rd->outputs_clean & (1u << i))
+                return true;
+        int dirfd = rd->fd;
+        const char *name = rd->files->outputs[i];
         struct stat st, now;
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !is_plain_file(&st, uid))
                 return false;
@@ -387,9 +404,16 @@ static bool make_reusable(const struct workspace *w, const struct run_dir *rd, u
                 if (!input_intact(rd, i, uid))
                         return false;
         for (size_t i = 0; i < files->n_outputs; i++)
-                if (!empty_output(rd->fd, files->outputs[i], uid))
+                if (!empty_output(rd, i, uid))
                         return false;
         return true;
+}
+
+/* The last component of @path (a run directory's: always below the private directory). */
+static const char *base_name(const char *path)
+{
+        const char *slash = strrchr(path, '/');
+        return slash ? slash + 1 : path;
 }
 
 /* The idle directory of @key and @profile, unlinked from the list; NULL when there is none. */
@@ -420,12 +444,13 @@ int workspace_acquire_run_dir(struct workspace *w, const char *key, const char *
                  */
                 char *path = run_dir_template(w, hook_name);
                 memcpy(path + strlen(path) - 6, "reused", 6);
-                if (renameat2(AT_FDCWD, d->rd.path, AT_FDCWD, path, RENAME_NOREPLACE) == 0) {
+                if (renameat2(w->fd, base_name(d->rd.path), w->fd, base_name(path), RENAME_NOREPLACE) == 0) {
                         *ret = d->rd;
                         free(ret->path);
                         ret->path = path;
                         ret->reused = true;
-                        run_dir_init(&d->rd, NULL, -1, NULL);
+                        ret->outputs_clean = 0;
+                        run_dir_init(&d->rd, NULL, -1, NULL, 0);
                         idle_free(w, d, false);
                         return 0;
                 }
@@ -446,7 +471,7 @@ void workspace_release_run_dir(struct workspace *w, struct run_dir *rd, const ch
         struct idle_dir *d = ao_xcalloc(1, sizeof(*d));
         *d = (struct idle_dir){.rd = *rd, .key = ao_xstrdup(key), .profile = profile, .next = w->idle};
         d->rd.reused = false;
-        run_dir_init(rd, NULL, -1, NULL);
+        run_dir_init(rd, NULL, -1, NULL, 0);
         w->idle = d;
         if (++w->n_idle <= IDLE_MAX)
                 return;
@@ -562,13 +587,22 @@ int workspace_open_output(const struct run_dir *rd, const char *name,
         return 0;
 }
 
-int workspace_read(const struct run_dir *rd, const char *name, size_t max, char **ret, size_t *ret_len,
+/* Output @name of @rd was seen as @st: note when it is fit for the next run as it is (see empty_output()). */
+static void note_output(struct run_dir *rd, const char *name, const struct stat *st)
+{
+        for (size_t i = 0; i < rd->files->n_outputs && i < 8 * sizeof(rd->outputs_clean); i++)
+                if (strcmp(rd->files->outputs[i], name) == 0 && is_plain_file(st, rd->uid))
+                        rd->outputs_clean |= 1u << i;
+}
+
+int workspace_read(struct run_dir *rd, const char *name, size_t max, char **ret, size_t *ret_len,
                    struct ao_error *reterr)
 {
         /* Most outputs stay empty: one lstat says so (a symlink or FIFO goes on to the checks below). */
         struct stat lst;
         if (fstatat(rd->fd, name, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(lst.st_mode) &&
             lst.st_size == 0) {
+                note_output(rd, name, &lst);
                 *ret = ao_xstrdup("");
                 *ret_len = 0;
                 return 0;

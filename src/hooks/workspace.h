@@ -37,11 +37,14 @@ struct run_dir {
         const struct run_files *files; /* borrowed: static */
         int inputs[RUN_INPUTS_MAX];    /* owned: files->inputs, open for writing; -1: not made yet */
         ino_t input_inodes[RUN_INPUTS_MAX];
-        bool reused; /* an earlier run's: its inputs are held above, its outputs are empty */
+        uid_t uid;              /* whose the directory and its files are: the profile's user, or ours */
+        unsigned outputs_clean; /* bit i: files->outputs[i] was read as an empty plain file */
+        bool reused;            /* an earlier run's: its inputs are held above, its outputs are empty */
 };
 
 struct workspace {
         char *dir;  /* owned: the private directory, mode 0711 */
+        int fd;     /* owned: the private directory */
         bool keep;  /* DEBUG_KEEP_TMP_FILES: leave everything in place */
         bool tmpfs; /* the private directory is on tmpfs (directory sizes count entries) */
         unsigned long long runs;
@@ -98,5 +101,5 @@ int workspace_open_output(const struct run_dir *rd, const char *name,
  * @max bytes (-EFBIG beyond). A file the hook removed reads as empty.
  * @ret gets a malloc'd NUL-terminated copy.
  */
-int workspace_read(const struct run_dir *rd, const char *name, size_t max, char **ret, size_t *ret_len,
+int workspace_read(struct run_dir *rd, const char *name, size_t max, char **ret, size_t *ret_len,
                    struct ao_error *reterr);

@@ -9,7 +9,8 @@
  *   operator -> spawner   PROFILE  the sandbox profile of this spawner (BPF follows the header);
  *                                  sent once, first, or never for an unsandboxed spawner
  *   operator -> spawner   SPAWN    start a child; strings follow; fds: stdout, stderr
- *   spawner  -> operator  REPLY    pid + launch failure; fd: the child's pidfd
+ *   spawner  -> operator  REPLY    pid + launch failure (no fd: the operator, the child's parent,
+ *                                  reaps by pid, which stays the child's until it is reaped)
  *
  * One spawner serves one profile. It drops to the profile's uid/gid, sets
  * no_new_privs and installs the profile's seccomp filter on itself, once,

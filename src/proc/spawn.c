@@ -219,17 +219,15 @@ static int on_child_exit(struct ao_source *s, const siginfo_t *si, const struct 
 
 /*
  * A reply read late, when the run's output has ended or the reaper has seen
- * the pid exit: reap the child now if it is gone, which spares watching its
- * pidfd.
+ * the pid exit: reap the child now if it is gone, which spares watching it.
  */
-static bool reaped_at_once(struct ao_proc_run *run, pid_t pid, int pidfd)
+static bool reaped_at_once(struct ao_proc_run *run, pid_t pid)
 {
         siginfo_t si;
         struct rusage ru;
         bool likely_gone = !output_open(run) || pid == run->proc->exited_pid;
-        if (!likely_gone || ao_pidfd_reap(pidfd, &si, &ru) <= 0)
+        if (!likely_gone || ao_child_reap(pid, &si, &ru) <= 0)
                 return false;
-        (void) close(pidfd);
         run_exited(run, &si, &ru);
         return true;
 }
@@ -262,8 +260,10 @@ void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
                 run->result.launch_error = failure->error;
                 run->result.launch_stage = ao_launch_stage_name(failure->stage);
         }
-        if (pidfd >= 0 && reaped_at_once(run, pid, pidfd))
+        if (reaped_at_once(run, pid)) {
+                (void) ao_safe_close(pidfd);
                 return;
+        }
         int k =
             ao_reactor_add_child(p->reactor, &run->child, pid, pidfd, AO_CHILD_OWN_PIDFD, on_child_exit, run);
         if (k < 0) {

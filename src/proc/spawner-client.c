@@ -176,22 +176,19 @@ static struct ao_proc_run *starting_run(struct spawner *s, const struct spawner_
         return run && run->state == RUN_STARTING && run->spawner == s ? run : NULL;
 }
 
-static void handle_reply(struct spawner *s, const struct spawner_reply_msg *r, int pidfd)
+static void handle_reply(struct spawner *s, const struct spawner_reply_msg *r)
 {
         struct ao_proc_run *run = starting_run(s, r);
-        if (!run) {
-                (void) ao_safe_close(pidfd);
+        if (!run)
                 return;
-        }
         stop_waiting(s, run);
-        /* Without a pidfd the reactor opens one from the pid: the child is ours and not reaped yet. */
-        ao_proc_run_launched(run, r->pid, pidfd, &r->failure);
+        /* Should it have to be watched, the reactor opens a pidfd from the pid: the child is ours, not reaped yet. */
+        ao_proc_run_launched(run, r->pid, -1, &r->failure);
 }
 
 /* Only the pid, for killing: nothing is watched or reported (the launcher is going away). */
-static void learn_pid(struct spawner *s, const struct spawner_reply_msg *r, int pidfd)
+static void learn_pid(struct spawner *s, const struct spawner_reply_msg *r)
 {
-        (void) ao_safe_close(pidfd);
         struct ao_proc_run *run = starting_run(s, r);
         if (!run)
                 return;
@@ -202,7 +199,7 @@ static void learn_pid(struct spawner *s, const struct spawner_reply_msg *r, int 
         }
 }
 
-typedef void reply_handler(struct spawner *s, const struct spawner_reply_msg *r, int pidfd);
+typedef void reply_handler(struct spawner *s, const struct spawner_reply_msg *r);
 
 /* Every reply already in the socket, to @handle; returns without waiting for more. */
 static void drain_replies(struct spawner *s, reply_handler *handle)
@@ -215,14 +212,11 @@ static void drain_replies(struct spawner *s, reply_handler *handle)
                     ao_fdpass_recv(s->sock, &r, sizeof(r), fds, AO_FDPASS_MAX_FDS, &n_fds, MSG_DONTWAIT);
                 if (n <= 0 && n != -EMSGSIZE)
                         break;
-                int pidfd = n_fds ? fds[0] : -1;
-                for (size_t i = 1; i < n_fds; i++)
+                /* Replies carry none: whatever came along is not ours to keep. */
+                for (size_t i = 0; i < n_fds; i++)
                         (void) close(fds[i]);
-                if (n != (ssize_t) sizeof(r) || r.type != SPAWNER_MSG_REPLY) {
-                        (void) ao_safe_close(pidfd);
-                        continue;
-                }
-                handle(s, &r, pidfd);
+                if (n == (ssize_t) sizeof(r) && r.type == SPAWNER_MSG_REPLY)
+                        handle(s, &r);
         }
 }
 

@@ -9,7 +9,7 @@
  * few hundred KiB.
  *
  * Single-threaded, libc only. Reads requests from fd 3 until EOF, answers
- * each with the pid, the launch result and the child's pidfd. Dies with
+ * each with the pid and the launch result. Dies with
  * the operator (PR_SET_PDEATHSIG).
  */
 #include <errno.h>
@@ -121,13 +121,13 @@ static int unpack_strings(const struct spawner_spawn_msg *m, size_t len, const c
         return 0;
 }
 
-static void send_reply(uint64_t id, pid_t pid, int pidfd, const struct ao_launch_failure *failure)
+static void send_reply(uint64_t id, pid_t pid, const struct ao_launch_failure *failure)
 {
         struct spawner_reply_msg r = {.type = SPAWNER_MSG_REPLY, .pid = pid, .id = id};
         if (failure)
                 r.failure = *failure;
         /* The operator went away if this fails; the next receive sees EOF. */
-        (void) ao_fdpass_send(SPAWNER_CONTROL_FD, &r, sizeof(r), &pidfd, pidfd >= 0 ? 1 : 0, 0);
+        (void) ao_fdpass_send(SPAWNER_CONTROL_FD, &r, sizeof(r), NULL, 0, 0);
 }
 
 static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds, size_t n_fds)
@@ -136,7 +136,7 @@ static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds,
         const char *path, *cwd;
         if (n_fds != 2 || m->argc + (size_t) m->envc + 2 > sizeof(argv) / sizeof(argv[0]) ||
             unpack_strings(m, len, &path, &cwd, argv, envp) < 0) {
-                send_reply(m->id, -EINVAL, -1, NULL);
+                send_reply(m->id, -EINVAL, NULL);
                 return;
         }
 
@@ -154,12 +154,13 @@ static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds,
             .non_default_signals = ignored_signals,
             .n_non_default_signals = sizeof(ignored_signals) / sizeof(ignored_signals[0]),
         };
+        /*
+         * No pidfd: the child is the operator's (CLONE_PARENT) and stays unreaped until the operator
+         * reaps it, so its pid cannot name another process meanwhile.
+         */
         struct ao_launch_failure failure;
-        int pidfd = -1;
-        pid_t pid = ao_launch_clone(&l, true, child_stack, sizeof(child_stack), &pidfd, &failure);
-        send_reply(m->id, pid, pidfd, &failure);
-        if (pidfd >= 0)
-                (void) close(pidfd);
+        pid_t pid = ao_launch_clone(&l, true, child_stack, sizeof(child_stack), NULL, &failure);
+        send_reply(m->id, pid, &failure);
 }
 
 /*

@@ -791,17 +791,18 @@ static void dispatch_wakeup(struct ao_source *s)
         after_callback(s, s->wakeup.cb(s, s->userdata));
 }
 
-static int waitid_rusage(int pidfd, siginfo_t *si, struct rusage *ru)
+/* @idtype P_PIDFD or P_PID. */
+static int waitid_rusage(int idtype, int id, siginfo_t *si, struct rusage *ru)
 {
         /* COMPAT(glibc): waitid() has no rusage argument; the system call does. */
-        long k = syscall(SYS_waitid, P_PIDFD, pidfd, si, WEXITED | WNOHANG, ru);
+        long k = syscall(SYS_waitid, idtype, id, si, WEXITED | WNOHANG, ru);
         return k < 0 ? ao_negative_errno() : 0;
 }
 
-int ao_pidfd_reap(int pidfd, siginfo_t *si, struct rusage *ru)
+int ao_child_reap(pid_t pid, siginfo_t *si, struct rusage *ru)
 {
         *si = (siginfo_t){0};
-        int k = waitid_rusage(pidfd, si, ru);
+        int k = waitid_rusage(P_PID, pid, si, ru);
         return k < 0 ? k : si->si_pid != 0;
 }
 
@@ -810,7 +811,7 @@ static int dispatch_child(struct ao_source *s)
 {
         siginfo_t si = {0};
         struct rusage ru = {0};
-        int k = waitid_rusage(s->child.pidfd, &si, &ru);
+        int k = waitid_rusage(P_PIDFD, s->child.pidfd, &si, &ru);
         if (k == 0 && si.si_pid == 0)
                 return 0; /* spurious readiness: not exited yet */
         if (k < 0 && k != -ECHILD)
