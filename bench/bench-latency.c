@@ -411,7 +411,7 @@ static long operator_round(struct bench *b, struct events *e, struct samples *la
         (void) ao_source_set_time(b->generator, e->t0);
         (void) ao_source_set_enabled(b->generator, AO_SOURCE_ONESHOT);
         while (b->done < e->total)
-                (void) ao_reactor_run_once(b->reactor, AO_USEC_PER_SEC);
+                (void) ao_reactor_run_once(b->reactor, AO_USEC_INFINITY);
         return b->runs;
 }
 

@@ -102,7 +102,7 @@ static double through_operator(struct ao_reactor *r, struct driver *d, long n, i
         for (int i = 0; i < in_flight && d->started < d->n; i++)
                 start_one(d);
         while (d->finished < d->n)
-                ao_reactor_run_once(r, AO_USEC_PER_SEC);
+                ao_reactor_run_once(r, AO_USEC_INFINITY);
         uint64_t spawner1 = bench_proc_cpu_usec(spawner);
         spawner_cpu_total += spawner1 - spawner0;
         *cpu += bench_rusage_usec(RUSAGE_SELF) + spawner1 - cpu0;

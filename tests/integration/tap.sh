@@ -60,6 +60,8 @@ done_testing() {
 op_start() {
         # Tests run in parallel: no fixed port, no shared debug socket (a test's own settings come later and win).
         local envs=(ADDON_OPERATOR_LISTEN_PORT=0 DEBUG_UNIX_SOCKET="${TMPDIR:-/tmp}/ao-test-$$-$RANDOM.socket")
+        # The suites that run twice, once per event loop backend (meson.build), say which here.
+        [ -n "${AO_TEST_REACTOR:-}" ] && envs+=(ADDON_OPERATOR_REACTOR="$AO_TEST_REACTOR")
         while [ $# -gt 0 ] && [ "$1" != "--" ]; do envs+=("$1"); shift; done
         [ "${1:-}" = "--" ] && shift
         exec {OP_FD}< <(exec env -i PATH="$PATH" "${envs[@]}" "$AO_BINARY" "$@" 2>&1)

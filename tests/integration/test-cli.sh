@@ -67,10 +67,14 @@ done
 op_start LOG_NO_TIME=true -- start
 op_wait_for 'event loop: using'
 kill -TERM "$OP_PID"; op_finish
+like "$OP_LOG" 'level=info msg="event loop: using epoll" backend=epoll' "default: epoll"
+op_start ADDON_OPERATOR_REACTOR=auto LOG_NO_TIME=true -- start
+op_wait_for 'event loop: using'
+kill -TERM "$OP_PID"; op_finish
 like "$OP_LOG" 'msg="event loop: using (io_uring|epoll)' "auto: picks a backend by itself"
 AO_BINARY_SAVED=$AO_BINARY
 AO_BINARY=$AO_DENY_IO_URING
-op_start LOG_NO_TIME=true -- "$AO_BINARY_SAVED" start
+op_start ADDON_OPERATOR_REACTOR=auto LOG_NO_TIME=true -- "$AO_BINARY_SAVED" start
 op_wait_for 'event loop: using'
 kill -TERM "$OP_PID"; op_finish
 like "$OP_LOG" 'level=info msg="event loop: using epoll, io_uring is unavailable: io_uring_setup: Operation not permitted" backend=epoll' \

@@ -113,7 +113,7 @@ static void test_defaults(void)
         tap_is_str(s->debug_unix_socket, "/var/run/addon-operator/debug.socket", "default debug_unix_socket");
         tap_is_str(s->debug_http_addr, "", "default debug_http_addr");
         tap_is_int(s->debug_keep_tmp_files, false, "default debug_keep_tmp_files");
-        tap_is_int(s->reactor, AO_REACTOR_CHOICE_AUTO, "default reactor");
+        tap_is_int(s->reactor, AO_REACTOR_CHOICE_EPOLL, "default reactor");
         tap_is_int(s->shutdown_timeout_usec, 30 * AO_USEC_PER_SEC, "default shutdown_timeout");
 
         tap_is_int(strv_len(cli.command), 1, "default command has one word");
