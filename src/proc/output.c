@@ -126,21 +126,41 @@ void ao_proc_output_feed(struct ao_proc_run *run, struct run_output *o, const ch
         }
 }
 
+static void output_ended(struct ao_proc_run *run, struct run_output *o)
+{
+        ao_proc_output_end(run, o);
+        ao_proc_run_output_ended(run);
+}
+
 static int on_readable(struct ao_source *s, int fd, uint32_t revents, void *userdata)
 {
         struct run_output *o = userdata;
         struct ao_proc_run *run = run_of_output(o);
+        /*
+         * A pipe hung up (no writer is left, and none can come: the hook has no way to our end)
+         * with nothing in it has ended: no read needed to be told so. Most hooks' stderr, and
+         * stdout of most event runs, end like this.
+         */
+        bool hung_up = revents & AO_IO_HUP;
+        if (hung_up && !(revents & AO_IO_IN)) {
+                output_ended(run, o);
+                return 0;
+        }
         for (int i = 0; i < READS_PER_DISPATCH; i++) {
                 ssize_t n = read(fd, run->proc->read_buf, sizeof(run->proc->read_buf));
                 if (n > 0) {
                         run->result.output_bytes[o->stream] += (uint64_t) n;
                         ao_proc_output_feed(run, o, run->proc->read_buf, (size_t) n);
+                        /* Less than asked of a hung-up pipe: that was all of it. */
+                        if (hung_up && (size_t) n < sizeof(run->proc->read_buf)) {
+                                output_ended(run, o);
+                                return 0;
+                        }
                         continue;
                 }
                 if (n < 0 && (errno == EAGAIN || errno == EINTR))
                         return 0;
-                ao_proc_output_end(run, o);
-                ao_proc_run_output_ended(run);
+                output_ended(run, o);
                 return 0;
         }
         return 0;
