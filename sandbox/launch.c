@@ -193,14 +193,9 @@ const char *ao_launch_stage_name(int stage)
         return stage >= 0 && stage < _AO_LAUNCH_STAGE_MAX ? names[stage] : "unknown stage";
 }
 
-struct clone_args_pack {
-        const struct ao_launch *launch;
-        struct ao_launch_failure *failure;
-};
-
 static int child_main(void *arg)
 {
-        const struct clone_args_pack *a = arg;
+        const struct ao_launch_pack *a = arg;
         ao_launch_exec(a->launch, a->failure);
 }
 
@@ -208,7 +203,7 @@ pid_t ao_launch_clone(const struct ao_launch *l, bool as_sibling, void *stack, s
                       int *ret_pidfd, struct ao_launch_failure *ret_failure)
 {
         *ret_failure = (struct ao_launch_failure){.stage = AO_LAUNCH_OK};
-        struct clone_args_pack args = {.launch = l, .failure = ret_failure};
+        struct ao_launch_pack args = {.launch = l, .failure = ret_failure};
         int flags = CLONE_VM | CLONE_VFORK | (ret_pidfd ? CLONE_PIDFD : 0) | SIGCHLD;
         if (as_sibling)
                 flags |= CLONE_PARENT; /* the spawner's parent (the operator) reaps it */
@@ -220,4 +215,18 @@ pid_t ao_launch_clone(const struct ao_launch *l, bool as_sibling, void *stack, s
         if (ret_pidfd)
                 *ret_pidfd = pidfd;
         return pid;
+}
+
+pid_t ao_launch_clone_detached(const struct ao_launch *l, struct ao_launch_failure *failure, void *stack,
+                               size_t stack_size, struct ao_launch_pack *pack, volatile pid_t *tid)
+{
+        *pack = (struct ao_launch_pack){.launch = l, .failure = failure};
+        /*
+         * The child shares our memory but not our stack or @pack; it does touch our errno (the same
+         * thread-local slot), which only matters to a call of ours failing in that very instant.
+         */
+        int flags = CLONE_VM | CLONE_PARENT | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD;
+        pid_t pid =
+            clone(child_main, (char *) stack + stack_size, flags, pack, (pid_t *) tid, NULL, (pid_t *) tid);
+        return pid < 0 ? -errno : pid;
 }

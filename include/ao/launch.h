@@ -109,3 +109,22 @@ const char *ao_launch_stage_name(int stage);
  */
 pid_t ao_launch_clone(const struct ao_launch *l, bool as_sibling, void *stack, size_t stack_size,
                       int *ret_pidfd, struct ao_launch_failure *ret_failure);
+
+/** What a child started by ao_launch_clone_detached() reads while it sets up. */
+struct ao_launch_pack {
+        const struct ao_launch *launch;
+        struct ao_launch_failure *failure;
+};
+
+/**
+ * Start a child running ao_launch_exec(@l) as our parent's child (CLONE_VM |
+ * CLONE_PARENT), without waiting for its exec. Until the child has exec'd or
+ * exited, it runs on @stack and reads @pack, @l and everything @l points at:
+ * the caller keeps all of them unchanged until *@tid is 0 again. The kernel
+ * sets *@tid to the child's tid before this returns and zeroes it (with a
+ * futex wake) when the child execs or exits. A failed launch is written to
+ * @failure (left alone on success), which must be memory the caller's
+ * parent reads, since nobody waits here. Returns the pid, or -errno.
+ */
+pid_t ao_launch_clone_detached(const struct ao_launch *l, struct ao_launch_failure *failure, void *stack,
+                               size_t stack_size, struct ao_launch_pack *pack, volatile pid_t *tid);

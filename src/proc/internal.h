@@ -59,6 +59,7 @@ struct ao_proc_run {
         bool term_sent, kill_sent;
         bool timeout_due; /* the timeout fired while the pid was unknown: act on it at launch */
         bool needs_pid;   /* STARTING, and something needs the pid: its spawner polls for the reply */
+        int status_slot; /* the launch status slot its child reports a failure in (launch-status.c); -1: none */
         uint64_t started_usec;
         size_t logged_bytes;
         unsigned violations_logged;
@@ -130,7 +131,11 @@ struct ao_proc {
         bool refusing; /* shutdown began */
         struct ao_shutdown *shutdown;
 
-        char *spawner_path;                     /* NULL: children are cloned in process */
+        char *spawner_path;               /* NULL: children are cloned in process */
+        int status_fd;                    /* the launch status memfd, given to spawners; -1: none */
+        struct ao_launch_failure *status; /* its mapping: SPAWNER_STATUS_SLOTS */
+        uint32_t *status_free;            /* free slots, a stack */
+        size_t n_status_free;
         struct spawner *spawners[SPAWNERS_MAX]; /* started on first use of their profile */
         void *direct_stack;                     /* clone stack for in-process launches, owned */
 
@@ -186,6 +191,16 @@ void ao_proc_spawners_collect(struct ao_proc *p);
 void ao_proc_spawners_want_any(struct ao_proc *p);
 /** Whether any spawner owes a reply (the sum of their n_starting is not 0). */
 bool ao_proc_replies_outstanding(const struct ao_proc *p);
+
+/* launch-status.c: where spawners' children report a failed launch after the reply went out. */
+void ao_proc_launch_status_setup(struct ao_proc *p);
+void ao_proc_launch_status_done(struct ao_proc *p);
+/** A cleared slot for @run's request (run->status_slot), or -1 when there is none to give. */
+int ao_proc_launch_status_take(struct ao_proc_run *run);
+/** Copy what the child reported into run->result: only once it is reaped. */
+void ao_proc_launch_status_read(struct ao_proc_run *run);
+/** Give the slot back: only once no child of the run can write there (reaped, or never started). */
+void ao_proc_launch_status_release(struct ao_proc_run *run);
 /** Whether a run up to id @horizon still waits for its reply (from @s, or from any spawner if NULL). */
 bool ao_proc_reply_owed(const struct ao_proc *p, const struct spawner *s, uint64_t horizon);
 /** Before the launcher is freed: learn the pids of runs still starting, without reporting anything. */

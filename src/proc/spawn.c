@@ -205,6 +205,8 @@ static void record_exit(struct ao_proc_result *res, const siginfo_t *si, const s
 static void run_exited(struct ao_proc_run *run, const siginfo_t *si, const struct rusage *ru)
 {
         record_exit(&run->result, si, ru);
+        ao_proc_launch_status_read(run);
+        ao_proc_launch_status_release(run);
         run->state = RUN_EXITED;
         if (output_open(run))
                 arm_timer(run, OUTPUT_LINGER_USEC);
@@ -301,6 +303,7 @@ static struct ao_proc_run *run_new(struct ao_proc *p, const struct ao_proc_spec 
         run->id = ++p->next_id;
         run->state = RUN_STARTING;
         run->listener = -1;
+        run->status_slot = -1;
         run->out[0] = (struct run_output){.stream = AO_PROC_STDOUT, .fd = -1};
         run->out[1] = (struct run_output){.stream = AO_PROC_STDERR, .fd = -1};
         run->profile = spec->profile;
@@ -405,6 +408,7 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
                 arm_timer(run, run->timeout_usec);
         struct spawner *spawner = ao_proc_spawner_for(p, spec->profile);
         if (spawner) {
+                (void) ao_proc_launch_status_take(run);
                 /* The request owns the write ends from here on. */
                 k = ao_proc_spawner_request(spawner, run, spec->argv, spec->envp, spec->cwd, write_fds[0],
                                             write_fds[1]);
@@ -463,6 +467,7 @@ static void start_spawner(struct ao_proc *p)
         const char *path = configured ? configured : found;
         if (path && access(path, X_OK) == 0) {
                 p->spawner_path = ao_xstrdup(path);
+                ao_proc_launch_status_setup(p); /* before the first spawner: it maps the memfd at start */
                 if (ao_proc_spawner_for(p, NULL))
                         return;
                 free(p->spawner_path);
@@ -493,6 +498,7 @@ int ao_proc_new(struct ao_reactor *reactor, const struct ao_proc_options *option
         if (!p->options.output_max)
                 p->options.output_max = DEFAULT_OUTPUT_MAX;
         p->listener_rx = p->listener_tx = -1;
+        p->status_fd = -1;
         p->direct_stack = ao_xmalloc(DIRECT_STACK_SIZE);
 
         int k = ao_proc_supervise_setup(p);
@@ -521,6 +527,7 @@ struct ao_proc *ao_proc_free(struct ao_proc *p)
         free(p->spawner_path);
         ao_proc_reaper_done(p);
         ao_proc_supervise_done(p);
+        ao_proc_launch_status_done(p);
         free(p->direct_stack);
         free(p);
         return NULL;

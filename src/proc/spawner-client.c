@@ -143,6 +143,7 @@ int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *co
         size_t len = sizeof(struct spawner_spawn_msg) + strings.len;
         struct spawner_spawn_msg *m = ao_xmalloc(len);
         *m = (struct spawner_spawn_msg){.type = SPAWNER_MSG_SPAWN,
+                                        .status_slot = run->status_slot,
                                         .id = run->id,
                                         .argc = argc,
                                         .envc = envc,
@@ -182,6 +183,8 @@ static void handle_reply(struct spawner *s, const struct spawner_reply_msg *r)
         if (!run)
                 return;
         stop_waiting(s, run);
+        if (r->pid < 0)
+                ao_proc_launch_status_release(run); /* nothing was started that could write there */
         /* Should it have to be watched, the reactor opens a pidfd from the pid: the child is ours, not reaped yet. */
         ao_proc_run_launched(run, r->pid, -1, &r->failure);
 }
@@ -338,7 +341,7 @@ static int on_spawner_exit(struct ao_source *src, const siginfo_t *si, const str
 
 /* --- lifecycle ------------------------------------------------------------- */
 
-static int launch_spawner(const char *path, int control, int listener, pid_t *ret_pid)
+static int launch_spawner(const char *path, int control, int listener, int status, pid_t *ret_pid)
 {
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t attr;
@@ -346,6 +349,8 @@ static int launch_spawner(const char *path, int control, int listener, pid_t *re
         posix_spawnattr_init(&attr);
         posix_spawn_file_actions_adddup2(&fa, control, SPAWNER_CONTROL_FD);
         posix_spawn_file_actions_adddup2(&fa, listener, SPAWNER_LISTENER_FD);
+        if (status >= 0)
+                posix_spawn_file_actions_adddup2(&fa, status, SPAWNER_STATUS_FD);
         sigset_t none, all;
         sigemptyset(&none);
         sigfillset(&all);
@@ -366,14 +371,17 @@ static int spawner_start(struct ao_proc *p, uint32_t index, const struct ao_sand
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return ao_error_set(reterr, ao_negative_errno(), "socketpair: %s", strerror(errno));
-        /* Keep both fds the child gets above its targets (3, 4), so each dup2 really copies. */
-        int control = fcntl(sv[1], F_DUPFD_CLOEXEC, 5), listener = fcntl(p->listener_tx, F_DUPFD_CLOEXEC, 5);
+        /* Keep the fds the child gets above its targets (3, 4, 5), so each dup2 really copies. */
+        int control = fcntl(sv[1], F_DUPFD_CLOEXEC, 6), listener = fcntl(p->listener_tx, F_DUPFD_CLOEXEC, 6);
+        int status = p->status_fd >= 0 ? fcntl(p->status_fd, F_DUPFD_CLOEXEC, 6) : -1;
         (void) close(sv[1]);
         pid_t pid = 0;
-        int k =
-            control < 0 || listener < 0 ? -EMFILE : launch_spawner(p->spawner_path, control, listener, &pid);
+        int k = control < 0 || listener < 0 || (p->status_fd >= 0 && status < 0)
+                    ? -EMFILE
+                    : launch_spawner(p->spawner_path, control, listener, status, &pid);
         (void) ao_safe_close(control);
         (void) ao_safe_close(listener);
+        (void) ao_safe_close(status);
         if (k < 0) {
                 (void) close(sv[0]);
                 return ao_error_set(reterr, k, "starting %s: %s", p->spawner_path, strerror(-k));

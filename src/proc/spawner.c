@@ -9,8 +9,15 @@
  * few hundred KiB.
  *
  * Single-threaded, libc only. Reads requests from fd 3 until EOF, answers
- * each with the pid and the launch result. Dies with
- * the operator (PR_SET_PDEATHSIG).
+ * each with the pid (and the launch result, when it waited for the exec).
+ * Dies with the operator (PR_SET_PDEATHSIG).
+ *
+ * A child shares this process's memory until it execs, and reads its
+ * request from there while it sets up. Each child in that phase has a slot
+ * of its own (stack, request, argv); the kernel frees the slot, by zeroing
+ * its tid, when the child execs or exits. So the spawner answers and takes
+ * the next request while children are still starting (one wait less per
+ * run), and waits for an exec only when every slot is busy.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,16 +28,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "ao/fdpass.h"
+#include "ao/macro.h"
 #include "ao/launch.h"
 #include "protocol.h"
 
 #define CHILD_STACK_SIZE (64 * 1024)
+/*
+ * Children that may set up at once without the spawner waiting for them; a request beyond them (or
+ * too big for a slot) waits for its child's exec, as every request did before slots. Each slot in
+ * use costs a few pages that every hook's max RSS starts from, so there are few and they are small.
+ */
+#define CHILD_SLOTS      4
+#define SLOT_MESSAGE_MAX (8 * 1024)
+#define SLOT_VECTOR_MAX  256 /* argv and envp entries together, their NULLs included */
+#define SLOT_STACK_SIZE  (32 * 1024)
 
 /* This spawner's profile: applied to itself once, except the rlimits, which each child sets. */
 static struct {
@@ -41,11 +60,31 @@ static struct {
 static int devnull = -1;
 /* Our only dispositions that are not the default (set in main()); the mask stays empty. */
 static const int ignored_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-static _Alignas(16) char child_stack[CHILD_STACK_SIZE];
+
+/* The request being served; a child that is waited for reads it, and the vectors, from here. */
 static union {
         char bytes[SPAWNER_MESSAGE_MAX];
         uint64_t align;
 } message;
+static char *argv_waited[SPAWNER_MESSAGE_MAX / 16], *envp_waited[SPAWNER_MESSAGE_MAX / 16];
+static _Alignas(16) char stack_waited[CHILD_STACK_SIZE];
+
+/* Everything a child that is not waited for reads until its exec: its own copy of the request. */
+struct child_slot {
+        volatile pid_t tid; /* the child still setting up from this slot; 0: free */
+        struct ao_launch launch;
+        struct ao_launch_pack pack;
+        char *vector[SLOT_VECTOR_MAX];
+        union {
+                char bytes[SLOT_MESSAGE_MAX];
+                uint64_t align;
+        } message;
+        _Alignas(16) char stack[SLOT_STACK_SIZE];
+};
+
+static struct child_slot slots[CHILD_SLOTS];
+/* The operator's launch status slots (SPAWNER_STATUS_FD), NULL when they could not be mapped. */
+static struct ao_launch_failure *status;
 
 static int drop_user(const struct spawner_profile_msg *m)
 {
@@ -130,17 +169,18 @@ static void send_reply(uint64_t id, pid_t pid, const struct ao_launch_failure *f
         (void) ao_fdpass_send(SPAWNER_CONTROL_FD, &r, sizeof(r), NULL, 0, 0);
 }
 
-static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds, size_t n_fds)
+/* Where a failed launch of @m is to be reported, when it may be reported there; NULL otherwise. */
+static struct ao_launch_failure *status_of(const struct spawner_spawn_msg *m)
 {
-        static char *argv[SPAWNER_MESSAGE_MAX / 16], *envp[SPAWNER_MESSAGE_MAX / 16];
-        const char *path, *cwd;
-        if (n_fds != 2 || m->argc + (size_t) m->envc + 2 > sizeof(argv) / sizeof(argv[0]) ||
-            unpack_strings(m, len, &path, &cwd, argv, envp) < 0) {
-                send_reply(m->id, -EINVAL, NULL);
-                return;
-        }
+        return status && m->status_slot >= 0 && m->status_slot < SPAWNER_STATUS_SLOTS
+                   ? &status[m->status_slot]
+                   : NULL;
+}
 
-        struct ao_launch l = {
+static void fill_launch(struct ao_launch *l, const char *path, const char *cwd, char **argv, char **envp,
+                        const int *fds)
+{
+        *l = (struct ao_launch){
             .path = path,
             .argv = argv,
             .envp = envp,
@@ -154,13 +194,78 @@ static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds,
             .non_default_signals = ignored_signals,
             .n_non_default_signals = sizeof(ignored_signals) / sizeof(ignored_signals[0]),
         };
+}
+
+/* A slot no child is setting up from (the kernel zeroed its tid at the child's exec or exit); NULL: all busy. */
+static struct child_slot *free_slot(void)
+{
+        for (size_t i = 0; i < CHILD_SLOTS; i++)
+                if (__atomic_load_n(&slots[i].tid, __ATOMIC_ACQUIRE) == 0)
+                        return &slots[i];
+        return NULL;
+}
+
+/*
+ * Start request @m's child from a free slot and answer at once; false (nothing done) when no slot
+ * is free or the request does not fit one.
+ */
+static bool spawn_detached(const struct spawner_spawn_msg *m, size_t len, const int *fds,
+                           struct ao_launch_failure *failure)
+{
+        struct child_slot *slot = free_slot();
+        if (!slot || len > sizeof(slot->message.bytes) || m->argc + (size_t) m->envc + 2 > SLOT_VECTOR_MAX)
+                return false;
+        memcpy(slot->message.bytes, m, len);
+        m = (const struct spawner_spawn_msg *) slot->message.bytes;
+        const char *path, *cwd;
+        char **argv = slot->vector, **envp = slot->vector + m->argc + 1;
+        if (unpack_strings(m, len, &path, &cwd, argv, envp) < 0)
+                return false;
+        fill_launch(&slot->launch, path, cwd, argv, envp, fds);
+        pid_t pid = ao_launch_clone_detached(&slot->launch, failure, slot->stack, sizeof(slot->stack),
+                                             &slot->pack, &slot->tid);
+        send_reply(m->id, pid, NULL);
+        return true;
+}
+
+/* Start the child of request @m (@len bytes, @fds its stdout and stderr) and answer. */
+static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds, size_t n_fds)
+{
+        const char *path, *cwd;
+        if (n_fds != 2 || m->argc + (size_t) m->envc + 2 > AO_ARRAY_SIZE(argv_waited) ||
+            unpack_strings(m, len, &path, &cwd, argv_waited, envp_waited) < 0) {
+                send_reply(m->id, -EINVAL, NULL);
+                return;
+        }
         /*
          * No pidfd: the child is the operator's (CLONE_PARENT) and stays unreaped until the operator
          * reaps it, so its pid cannot name another process meanwhile.
          */
-        struct ao_launch_failure failure;
-        pid_t pid = ao_launch_clone(&l, true, child_stack, sizeof(child_stack), NULL, &failure);
-        send_reply(m->id, pid, &failure);
+        struct ao_launch_failure *failure = status_of(m);
+        if (failure && spawn_detached(m, len, fds, failure))
+                return;
+        struct ao_launch l;
+        fill_launch(&l, path, cwd, argv_waited, envp_waited, fds);
+        struct ao_launch_failure waited;
+        pid_t pid = ao_launch_clone(&l, true, stack_waited, sizeof(stack_waited), NULL, &waited);
+        send_reply(m->id, pid, &waited);
+}
+
+/*
+ * Map the operator's launch status slots, when fd 5 is that memfd (its seals say so: whatever else
+ * was left on fd 5 by whoever started the operator is never written to). Without them every
+ * request waits for its child's exec.
+ */
+static void map_status(void)
+{
+        size_t size = SPAWNER_STATUS_SLOTS * sizeof(struct ao_launch_failure);
+        struct stat st;
+        if (fcntl(SPAWNER_STATUS_FD, F_GET_SEALS) == SPAWNER_STATUS_SEALS &&
+            fstat(SPAWNER_STATUS_FD, &st) == 0 && st.st_size == (off_t) size) {
+                void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, SPAWNER_STATUS_FD, 0);
+                status = map == MAP_FAILED ? NULL : map;
+        }
+        (void) close(SPAWNER_STATUS_FD);
 }
 
 /*
@@ -171,11 +276,11 @@ static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds,
  */
 static void close_inherited_fds(void)
 {
-        if (syscall(SYS_close_range, SPAWNER_LISTENER_FD + 1, ~0U, 0) == 0)
+        if (syscall(SYS_close_range, SPAWNER_STATUS_FD + 1, ~0U, 0) == 0)
                 return;
         /* COMPAT(kernel 5.9): no close_range. */
         long max = sysconf(_SC_OPEN_MAX);
-        for (long fd = SPAWNER_LISTENER_FD + 1; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+        for (long fd = SPAWNER_STATUS_FD + 1; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
                 (void) close((int) fd);
 }
 
@@ -212,6 +317,7 @@ int main(void)
                 perror("addon-operator-spawner: /dev/null");
                 return 1;
         }
+        map_status();
         for (;;) {
                 int fds[AO_FDPASS_MAX_FDS];
                 size_t n_fds;

@@ -150,6 +150,47 @@ static void test_stdout_to_file(void)
         unlink(path);
 }
 
+/*
+ * Launches that fail and launches that work, all started at once: more than the spawner has child
+ * slots, so some requests are answered before their exec and some after it. Each run reports its
+ * own fate, whichever way it went and whatever ran before it in the same slots.
+ */
+static void test_many_launches(void)
+{
+        enum {
+                N = 40
+        };
+        struct outcome o[N];
+        char *missing[] = {"/nonexistent/hook", NULL}, *ok[] = {"/bin/sh", "-c", "exit 7", NULL};
+        for (int i = 0; i < N; i++) {
+                o[i] = (struct outcome){0};
+                struct ao_proc_spec spec = {.path = i % 2 ? "/nonexistent/hook" : "/bin/sh",
+                                            .argv = i % 2 ? missing : ok,
+                                            .envp = env_path,
+                                            .on_line = on_line,
+                                            .on_exit = on_exit_cb,
+                                            .userdata = &o[i]};
+                struct ao_error err = {0};
+                if (ao_proc_spawn(proc, &spec, NULL, &err) < 0) {
+                        tap_diag("spawn failed: %s", err.msg);
+                        tap_bail("a launch was refused");
+                }
+        }
+        int right = 0;
+        for (int i = 0; i < N; i++) {
+                wait_done(&o[i]);
+                bool as_expected = i % 2 ? o[i].result.launch_error == ENOENT &&
+                                               strcmp(o[i].describe, "execve: No such file or directory") == 0
+                                         : o[i].result.launch_error == 0 && o[i].result.exit_code == 7;
+                if (as_expected)
+                        right++;
+                else
+                        tap_diag("run %d: %s (launch error %d)", i, o[i].describe, o[i].result.launch_error);
+                outcome_done(&o[i]);
+        }
+        tap_is_int(right, N, "%s: %d launches at once, half failing: each reports its own outcome", mode, N);
+}
+
 static void test_exec_failure(void)
 {
         struct outcome o;
@@ -723,6 +764,7 @@ int main(void)
                 test_exit_and_output();
                 test_stdout_to_file();
                 test_exec_failure();
+                test_many_launches();
                 test_child_environment();
                 test_timeout_kills_group();
                 test_orphans_reaped();
