@@ -4,7 +4,7 @@
 # cluster, local release step. Prints the operator's time from exec to "first converge done"
 # against the same hooks spawned bare by bench-spawn-list (posix_spawn, one after another, each
 # once with --config and once for its binding), and the operator's RSS once idle. ROUNDS rounds alternate bare / operator;
-# medians are reported. AO_REACTOR=epoll|io_uring sets ADDON_OPERATOR_REACTOR (default auto).
+# medians are reported. AO_REACTOR=epoll|io_uring|auto sets ADDON_OPERATOR_REACTOR (default epoll, the operator's).
 # The local release step (the stand-in for helm, whose releases live in the cluster, not on the
 # operator's disk) writes to a state dir under AO_CONVERGE_STATE_BASE: /dev/shm by default; a disk
 # directory (say /tmp) measures what writing the stand-in's files there adds.
@@ -14,7 +14,7 @@ binary=$(realpath "${1:-build/addon-operator}")
 spawn_list=$(dirname "$binary")/bench/bench-spawn-list
 modules=${2:-100}
 rounds=${3:-1}
-reactor=${AO_REACTOR:-auto}
+reactor=${AO_REACTOR:-epoll}
 work=$(mktemp -d /tmp/bench-converge.XXXXXX)
 state_base=${AO_CONVERGE_STATE_BASE:-/dev/shm}
 state=$(mktemp -d "$state_base/bench-converge-state.XXXXXX")

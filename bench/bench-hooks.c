@@ -23,7 +23,7 @@
  * Usage: bench-hooks [--runs N] [--queues 1,2,4] [--profiles default,none] [--quick] [--spawner PATH]
  * The spawner is --spawner, else $AO_SPAWNER, else addon-operator-spawner
  * next to this binary or one directory up (the build tree). AO_REACTOR=epoll
- * or io_uring picks the event loop backend (default: the operator's auto).
+ * or io_uring picks the event loop backend (default: epoll, the operator's default).
  * Each configuration also prints "row:" lines for bench/run's table.
  */
 #include <cjson/cJSON.h>
