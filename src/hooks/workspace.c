@@ -364,11 +364,19 @@ static bool holds_as_many(const struct workspace *w, int dirfd, const struct sta
 }
 
 /* Input @i is still, under its name, the plain file the operator made and holds. */
-static bool input_intact(const struct run_dir *rd, size_t i, uid_t uid)
+/*
+ * Input @i is still, under its name, the plain file the operator made and holds; its size is noted
+ * for the next write. Checked here, once no process of the run is left, rather than before each
+ * write: the writes go through the held fd, never through a name.
+ */
+static bool input_intact(struct run_dir *rd, size_t i, uid_t uid)
 {
         struct stat st;
-        return rd->inputs[i] >= 0 && fstatat(rd->fd, rd->files->inputs[i], &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-               st.st_ino == rd->input_inodes[i] && is_plain_file(&st, uid);
+        if (rd->inputs[i] < 0 || fstatat(rd->fd, rd->files->inputs[i], &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            st.st_ino != rd->input_inodes[i] || !is_plain_file(&st, uid))
+                return false;
+        rd->input_sizes[i] = st.st_size;
+        return true;
 }
 
 /*
@@ -393,7 +401,7 @@ static bool empty_output(const struct run_dir *rd, size_t i, uid_t uid)
 }
 
 /* Still the 0700 directory of @uid it was made as, holding exactly its files, inputs intact, outputs emptied. */
-static bool make_reusable(const struct workspace *w, const struct run_dir *rd, uid_t uid)
+static bool make_reusable(const struct workspace *w, struct run_dir *rd, uid_t uid)
 {
         const struct run_files *files = rd->files;
         struct stat st;
@@ -527,17 +535,19 @@ static ssize_t input_index(const struct run_files *files, const char *name)
 }
 
 /* Make input @i, or check the one held is still a plain file with one name: (*@ret_st) its size. */
-static int hold_input(struct run_dir *rd, size_t i, const struct ao_sandbox_profile *profile,
-                      struct stat *ret_st)
+/* Input @i made (a new directory's) or held already (a reused one's, checked when it was released). */
+static int hold_input(struct run_dir *rd, size_t i, const struct ao_sandbox_profile *profile)
 {
-        int r = 0;
-        if (rd->inputs[i] < 0 && (r = create_file(rd, rd->files->inputs[i], profile, &rd->inputs[i])) < 0)
+        if (rd->inputs[i] >= 0)
+                return 0;
+        int r = create_file(rd, rd->files->inputs[i], profile, &rd->inputs[i]);
+        struct stat st;
+        if (r >= 0 && fstat(rd->inputs[i], &st) < 0)
+                r = ao_negative_errno();
+        if (r < 0)
                 return r;
-        if (fstat(rd->inputs[i], ret_st) < 0)
-                return ao_negative_errno();
-        if (!is_plain_file(ret_st, owner_of(profile)))
-                return -EPERM;
-        rd->input_inodes[i] = ret_st->st_ino;
+        rd->input_inodes[i] = st.st_ino;
+        rd->input_sizes[i] = 0;
         return 0;
 }
 
@@ -545,8 +555,7 @@ int workspace_write_input(struct run_dir *rd, const char *name, const char *data
                           const struct ao_sandbox_profile *profile, struct ao_error *reterr)
 {
         ssize_t i = input_index(rd->files, name);
-        struct stat st;
-        int r = i < 0 ? -EINVAL : hold_input(rd, (size_t) i, profile, &st);
+        int r = i < 0 ? -EINVAL : hold_input(rd, (size_t) i, profile);
         /*
          * Over the old contents, then cut what is left of them: the inputs of a hook's runs are
          * mostly the same size, and truncating first would free the tmpfs pages only to allocate
@@ -554,8 +563,10 @@ int workspace_write_input(struct run_dir *rd, const char *name, const char *data
          */
         if (r >= 0 && len > 0)
                 r = write_all(rd->inputs[i], data, len);
-        if (r >= 0 && (size_t) st.st_size > len && ftruncate(rd->inputs[i], (off_t) len) < 0)
+        if (r >= 0 && (size_t) rd->input_sizes[i] > len && ftruncate(rd->inputs[i], (off_t) len) < 0)
                 r = ao_negative_errno();
+        if (r >= 0)
+                rd->input_sizes[i] = (off_t) len;
         if (r < 0)
                 return ao_error_set(reterr, r, "cannot write '%s/%s': %s", rd->path, name, strerror(-r));
         return 0;

@@ -37,6 +37,7 @@ struct run_dir {
         const struct run_files *files; /* borrowed: static */
         int inputs[RUN_INPUTS_MAX];    /* owned: files->inputs, open for writing; -1: not made yet */
         ino_t input_inodes[RUN_INPUTS_MAX];
+        off_t input_sizes[RUN_INPUTS_MAX]; /* as last written, or as found when the directory was released */
         uid_t uid;              /* whose the directory and its files are: the profile's user, or ours */
         unsigned outputs_clean; /* bit i: files->outputs[i] was read as an empty plain file */
         bool reused;            /* an earlier run's: its inputs are held above, its outputs are empty */
@@ -81,7 +82,8 @@ void workspace_release_run_dir(struct workspace *w, struct run_dir *rd, const ch
 /**
  * Write input @name (one of @rd's files->inputs) with @len bytes: created 0644 (and given to the
  * profile's uid/gid) in a new directory; in a reused one, written over in place through the fd
- * that made it, only while that is still a plain file with one name (-EPERM otherwise).
+ * that made it (workspace_release_run_dir() kept the directory only when that was still a plain
+ * file with one name, under its name).
  */
 int workspace_write_input(struct run_dir *rd, const char *name, const char *data, size_t len,
                           const struct ao_sandbox_profile *profile, struct ao_error *reterr);
