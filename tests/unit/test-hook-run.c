@@ -443,6 +443,22 @@ static char *line_of(const char *path, int n)
         return line;
 }
 
+/*
+ * A run of @planting (which leaves something behind), then one of @record: the second must get a
+ * fresh directory (lines @n and @n + 1 of @log name different ones).
+ */
+static void expect_fresh_dir(const char *log, int n, const char *planting, const char *record,
+                             const char *what)
+{
+        tap_ok(run_module("reuse-module", planting, "{}"), "%s: the run", what);
+        tap_ok(run_module("reuse-module", record, "{}"), "%s: the next run", what);
+        char *first = line_of(log, n), *second = line_of(log, n + 1);
+        tap_ok(strncmp(first, second, strcspn(first, " ")) != 0, "%s: the next run got a new directory",
+               what);
+        free(first);
+        free(second);
+}
+
 static void test_reuse(void)
 {
         char *log = ao_xasprintf("%s/reuse.log", scratch);
@@ -504,11 +520,7 @@ static void test_reuse(void)
 
         /* A process of the run is still there: its directory is not handed on. */
         char *linger = ao_xasprintf("%s\n(sleep 2 >/dev/null 2>&1 &)", record);
-        tap_ok(run_module("reuse-module", linger, "{}"), "leftover process: the run");
-        tap_ok(run_module("reuse-module", record, "{}"), "leftover process: the next run");
-        char *eight = line_of(log, 8), *nine = line_of(log, 9);
-        tap_ok(strncmp(eight, nine, strcspn(eight, " ")) != 0,
-               "leftover process: the next run got a new directory");
+        expect_fresh_dir(log, 8, linger, record, "leftover process");
 
         /*
          * An input moved out (a second name outside, the one inside removed) and a new file put in
@@ -535,16 +547,11 @@ static void test_reuse(void)
 
         /* A file the hook left beside the protocol's: the directory is not handed on with it. */
         char *extra = ao_xasprintf("%s\ntouch \"$(dirname \"$VALUES_PATH\")/extra\"", record);
-        tap_ok(run_module("reuse-module", extra, "{}"), "extra file: the run that leaves it");
-        tap_ok(run_module("reuse-module", record, "{}"), "extra file: the next run");
-        char *twelve = line_of(log, 12), *thirteen = line_of(log, 13);
-        tap_ok(strncmp(twelve, thirteen, strcspn(twelve, " ")) != 0,
-               "extra file: the next run got a new directory");
+        expect_fresh_dir(log, 12, extra, record, "extra file");
         tap_ok(only_idle_dirs(), "reuse: nothing but idle directories left");
 
-        free(ten), free(eleven), free(twelve), free(thirteen), free(replace), free(extra);
-        free(one), free(two), free(three), free(four), free(five), free(six), free(seven), free(eight),
-            free(nine);
+        free(ten), free(eleven), free(replace), free(extra);
+        free(one), free(two), free(three), free(four), free(five), free(six), free(seven);
         free(target_text), free(second), free(second_path), free(hard), free(swap), free(linger),
             free(record);
         unlink(target);
