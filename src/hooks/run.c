@@ -83,6 +83,7 @@ struct ao_hook_runner {
         size_t n_base_env;
         struct hook_run *active;
         size_t n_active;
+        char *cwd; /* owned: ours, asked once (the operator never changes it); NULL if unknown */
 };
 
 static bool is_protocol_variable(const char *entry)
@@ -118,6 +119,7 @@ int ao_hook_runner_new(struct ao_proc *proc, const struct ao_hook_runner_options
                 return r;
         }
         copy_environment(runner, options->environment ? options->environment : environ);
+        runner->cwd = getcwd(NULL, 0);
         *ret = runner;
         return 0;
 }
@@ -156,6 +158,7 @@ struct ao_hook_runner *ao_hook_runner_free(struct ao_hook_runner *runner)
         for (size_t i = 0; i < runner->n_base_env; i++)
                 free(runner->base_env[i]);
         free(runner->base_env);
+        free(runner->cwd);
         free(runner);
         return NULL;
 }
@@ -287,12 +290,11 @@ static void env_set(struct env_builder *b, const char *name, const char *dir, co
  * The child starts in its hook's directory, so a path relative to ours
  * (MODULES_DIR=modules) would name nothing there: make it absolute.
  */
-static char *absolute_path(const char *path)
+static char *absolute_path(const struct ao_hook_runner *runner, const char *path)
 {
-        if (path[0] == '/')
+        if (path[0] == '/' || !runner->cwd)
                 return ao_xstrdup(path);
-        _cleanup_free_ char *cwd = getcwd(NULL, 0);
-        return cwd ? ao_xasprintf("%s/%s", cwd, path) : ao_xstrdup(path);
+        return ao_xasprintf("%s/%s", runner->cwd, path);
 }
 
 /* The operator's environment plus the paths this mode hands over. */
@@ -306,7 +308,7 @@ static void build_env(const struct hook_run *run, const struct ao_hook_run_reque
         memcpy(b->env, runner->base_env, runner->n_base_env * sizeof(char *));
         b->n = runner->n_base_env;
         if (req->working_dir) {
-                _cleanup_free_ char *working_dir = absolute_path(req->working_dir);
+                _cleanup_free_ char *working_dir = absolute_path(runner, req->working_dir);
                 env_set(b, "WORKING_DIR", working_dir, NULL);
         }
         if (req->mode == AO_HOOK_RUN_CONFIG)
@@ -426,7 +428,7 @@ static int spawn(struct hook_run *run, const struct ao_hook_run_request *req, in
 {
         struct env_builder env = {0};
         build_env(run, req, &env);
-        _cleanup_free_ char *path = absolute_path(req->path);
+        _cleanup_free_ char *path = absolute_path(run->runner, req->path);
         _cleanup_free_ char *cwd = directory_of(path);
         char *argv[] = {path, req->mode == AO_HOOK_RUN_CONFIG ? (char *) "--config" : NULL, NULL};
         struct ao_proc_spec spec = {

@@ -983,7 +983,11 @@ int ao_reactor_run_once(struct ao_reactor *r, uint64_t timeout_usec)
                 return ao_log_errno(AO_LOG_ERROR, k, "reactor: arming the timerfd failed");
         }
 
-        uint64_t timeout = (r->defers || dispatched || r->exit_requested) ? 0 : timeout_usec;
+        /*
+         * Block unless something is due at once: a defer armed again, an exit, or post sources that
+         * must run after the defers' work (they run after the wait, and should not wait for it).
+         */
+        uint64_t timeout = (r->defers || r->exit_requested || (dispatched && r->posts)) ? 0 : timeout_usec;
         int n = r->ops->wait(r, timeout, r->events, REACTOR_EVENTS_MAX);
         r->now = ao_clock_now_usec();
         if (n < 0 && n != -EINTR) {
