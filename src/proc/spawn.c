@@ -55,8 +55,19 @@ static void signal_group(struct ao_proc_run *run, int sig)
 {
         if (run->pid <= 0)
                 return;
-        if (kill(-run->pid, sig) < 0 && errno != ESRCH)
+        if (kill(-run->pid, sig) == 0)
+                return;
+        if (errno != ESRCH) {
                 ao_log_errno(AO_LOG_WARN, -errno, "proc: signalling process group %d", (int) run->pid);
+                return;
+        }
+        /*
+         * No such group: the child has not made its session yet (a spawner answers before the
+         * exec), or it is gone. Signal the child itself, which is ours and not reaped, so its pid is
+         * its own; then the group again, should it have made one in between.
+         */
+        (void) kill(run->pid, sig);
+        (void) kill(-run->pid, sig);
 }
 
 void ao_proc_run_kill(struct ao_proc_run *run)
@@ -272,7 +283,7 @@ void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
                 /* Cannot watch it: kill it; the subreaper collects it. */
                 (void) ao_safe_close(pidfd);
                 ao_log_errno(AO_LOG_ERROR, k, "proc: watching pid %d failed, killing it", (int) pid);
-                (void) kill(-pid, SIGKILL);
+                signal_group(run, SIGKILL);
                 fail_launch(run, -k, "watching the child");
                 return;
         }

@@ -484,6 +484,37 @@ static void test_max_rss(void)
                mode, (unsigned long long) rss[0] >> 10);
 }
 
+/*
+ * Kills sent the moment the spawner's answer is in: the child may not have made its session (and
+ * process group) yet, since spawners answer before the exec. Each must still die by SIGKILL, at
+ * once rather than after its 5 s sleep.
+ */
+static void test_kill_while_starting(void)
+{
+        enum {
+                N = 20
+        };
+        int killed = 0;
+        for (int i = 0; i < N; i++) {
+                struct outcome o = {0};
+                char *argv[] = {"/bin/sh", "-c", "sleep 5", NULL};
+                struct ao_proc_spec spec = {
+                    .path = "/bin/sh", .argv = argv, .envp = env_path, .on_exit = on_exit_cb, .userdata = &o};
+                struct ao_proc_run *run;
+                if (ao_proc_spawn(proc, &spec, &run, NULL) < 0)
+                        tap_bail("spawn for kill failed");
+                ao_proc_run_kill(run);
+                wait_done(&o);
+                if (o.result.killed && o.result.signal == SIGKILL && o.result.wall_usec < 4 * AO_USEC_PER_SEC)
+                        killed++;
+                else
+                        tap_diag("run %d: %s after %llu ms", i, o.describe,
+                                 (unsigned long long) (o.result.wall_usec / 1000));
+                outcome_done(&o);
+        }
+        tap_is_int(killed, N, "%s: runs killed as they start die by SIGKILL at once", mode);
+}
+
 static void test_kill_and_shutdown(void)
 {
         struct outcome o = {0};
@@ -786,6 +817,7 @@ int main(void)
                 test_spawner_fds();
                 test_spawner_restart();
                 test_sandbox_kill_action();
+                test_kill_while_starting();
                 test_kill_and_shutdown();
                 ao_proc_free(proc);
         }
