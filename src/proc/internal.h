@@ -195,8 +195,8 @@ bool ao_proc_replies_outstanding(const struct ao_proc *p);
 /* launch-status.c: where spawners' children report a failed launch after the reply went out. */
 void ao_proc_launch_status_setup(struct ao_proc *p);
 void ao_proc_launch_status_done(struct ao_proc *p);
-/** A cleared slot for @run's request (run->status_slot), or -1 when there is none to give. */
-int ao_proc_launch_status_take(struct ao_proc_run *run);
+/** A cleared slot for @run's request in run->status_slot; it stays -1 when there is none to give. */
+void ao_proc_launch_status_take(struct ao_proc_run *run);
 /** Copy what the child reported into run->result: only once it is reaped. */
 void ao_proc_launch_status_read(struct ao_proc_run *run);
 /** Give the slot back: only once no child of the run can write there (reaped, or never started). */

@@ -56,15 +56,14 @@ void ao_proc_launch_status_done(struct ao_proc *p)
         p->n_status_free = 0;
 }
 
-int ao_proc_launch_status_take(struct ao_proc_run *run)
+void ao_proc_launch_status_take(struct ao_proc_run *run)
 {
         struct ao_proc *p = run->proc;
         if (!p->status || p->n_status_free == 0)
-                return -1;
+                return; /* the request names none: the spawner waits for the exec */
         int slot = (int) p->status_free[--p->n_status_free];
         p->status[slot] = (struct ao_launch_failure){.stage = AO_LAUNCH_OK};
         run->status_slot = slot;
-        return slot;
 }
 
 void ao_proc_launch_status_read(struct ao_proc_run *run)

@@ -419,7 +419,7 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
                 arm_timer(run, run->timeout_usec);
         struct spawner *spawner = ao_proc_spawner_for(p, spec->profile);
         if (spawner) {
-                (void) ao_proc_launch_status_take(run);
+                ao_proc_launch_status_take(run);
                 /* The request owns the write ends from here on. */
                 k = ao_proc_spawner_request(spawner, run, spec->argv, spec->envp, spec->cwd, write_fds[0],
                                             write_fds[1]);

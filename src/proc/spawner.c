@@ -231,19 +231,20 @@ static bool spawn_detached(const struct spawner_spawn_msg *m, size_t len, const 
 /* Start the child of request @m (@len bytes, @fds its stdout and stderr) and answer. */
 static void spawn(const struct spawner_spawn_msg *m, size_t len, const int *fds, size_t n_fds)
 {
+        /*
+         * No pidfd: the child is the operator's (CLONE_PARENT) and stays unreaped until the operator
+         * reaps it, so its pid cannot name another process meanwhile. A request that a slot takes is
+         * unpacked there; the others (and a malformed one, refused below) here.
+         */
+        struct ao_launch_failure *failure = status_of(m);
+        if (n_fds == 2 && failure && spawn_detached(m, len, fds, failure))
+                return;
         const char *path, *cwd;
         if (n_fds != 2 || m->argc + (size_t) m->envc + 2 > AO_ARRAY_SIZE(argv_waited) ||
             unpack_strings(m, len, &path, &cwd, argv_waited, envp_waited) < 0) {
                 send_reply(m->id, -EINVAL, NULL);
                 return;
         }
-        /*
-         * No pidfd: the child is the operator's (CLONE_PARENT) and stays unreaped until the operator
-         * reaps it, so its pid cannot name another process meanwhile.
-         */
-        struct ao_launch_failure *failure = status_of(m);
-        if (failure && spawn_detached(m, len, fds, failure))
-                return;
         struct ao_launch l;
         fill_launch(&l, path, cwd, argv_waited, envp_waited, fds);
         struct ao_launch_failure waited;
