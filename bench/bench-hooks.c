@@ -21,6 +21,9 @@
  * CPU" is the hooks' rusage on both paths, to show the gap is not in them.
  *
  * Usage: bench-hooks [--runs N] [--queues 1,2,4] [--profiles default,none] [--quick] [--spawner PATH]
+ *                    [--operator-only]
+ * --operator-only skips the bare rounds (and so the ratios): a profiler attached to this process
+ * then sees the operator's path alone.
  * The spawner is --spawner, else $AO_SPAWNER, else addon-operator-spawner
  * next to this binary or one directory up (the build tree). AO_REACTOR=epoll
  * or io_uring picks the event loop backend (default: epoll, the operator's default).
@@ -58,6 +61,7 @@ static int arg_queues[QUEUES_MAX] = {1, 2, 4};
 static size_t arg_n_queues = 3;
 static const char *arg_spawner;
 static bool arg_profile_default = true, arg_profile_none = true;
+static bool arg_operator_only; /* for profilers: no bare rounds, no ratios */
 
 /*
  * N plain posix_spawn + waitpid of @path, @in_flight at a time; runs/s. This process's CPU is added to
@@ -179,6 +183,19 @@ static void measure(struct bench *b, const char *profile_name, int n_queues)
         uint64_t bare_cpu = 0, bare_hook_cpu = 0, cpu = 0, spawner_cpu = 0, hook_cpu0 = b->hook_cpu;
         long per_round = arg_runs / ROUNDS, failed0 = b->failed;
         double bare_rates[ROUNDS], op_rates[ROUNDS], ratios[ROUNDS];
+        if (arg_operator_only) {
+                struct rusage ru0, ru1;
+                getrusage(RUSAGE_SELF, &ru0);
+                for (int i = 0; i < ROUNDS; i++)
+                        (void) through_operator(b, per_round, n_queues, &cpu, &spawner_cpu);
+                getrusage(RUSAGE_SELF, &ru1);
+                double runs = (double) (per_round * ROUNDS);
+                printf("operator-only: operator CPU per hook %.1f us (operator %.1f + spawner %.1f), "
+                       "%.2f waits per hook\n",
+                       (double) (cpu + spawner_cpu) / runs, (double) cpu / runs, (double) spawner_cpu / runs,
+                       (double) (ru1.ru_nvcsw - ru0.ru_nvcsw) / runs);
+                return;
+        }
         for (int i = 0; i < ROUNDS; i++) {
                 bare_rates[i] = bare(b->hook_path, per_round, n_queues, &bare_cpu, &bare_hook_cpu);
                 op_rates[i] = through_operator(b, per_round, n_queues, &cpu, &spawner_cpu);
@@ -217,7 +234,7 @@ static void measure(struct bench *b, const char *profile_name, int n_queues)
 static void help(void)
 {
         printf("Usage: bench-hooks [--runs N] [--queues 1,2,4] [--profiles default,none] [--quick] "
-               "[--spawner PATH]\n"
+               "[--spawner PATH] [--operator-only]\n"
                "Hook runs through the operator's queues, hook runner and launcher against bare\n"
                "posix_spawn + waitpid of the same script, for the default profile and unsandboxed.\n"
                "  --runs N        hook runs per configuration (default 2000)\n"
@@ -225,6 +242,7 @@ static void help(void)
                "  --profiles LIST default (the default sandbox profile), none (unsandboxed) or both\n"
                "  --quick         300 runs per configuration (smoke run)\n"
                "  --spawner PATH  the spawner binary (default: $AO_SPAWNER, else found next to this binary)\n"
+               "  --operator-only no bare rounds and no ratios (to profile the operator's path alone)\n"
                "AO_REACTOR=epoll|io_uring picks the event loop backend.\n");
 }
 
@@ -259,13 +277,10 @@ static int parse_profiles(const char *s)
 static int parse_argv(int argc, char **argv)
 {
         static const struct option options[] = {
-            {"runs", required_argument, NULL, 'n'},
-            {"queues", required_argument, NULL, 'q'},
-            {"quick", no_argument, NULL, 'Q'},
-            {"spawner", required_argument, NULL, 's'},
-            {"help", no_argument, NULL, 'h'},
-            {"profiles", required_argument, NULL, 'p'},
-            {},
+            {"runs", required_argument, NULL, 'n'},    {"queues", required_argument, NULL, 'q'},
+            {"quick", no_argument, NULL, 'Q'},         {"spawner", required_argument, NULL, 's'},
+            {"help", no_argument, NULL, 'h'},          {"profiles", required_argument, NULL, 'p'},
+            {"operator-only", no_argument, NULL, 'o'}, {},
         };
         bool runs_set = false, quick = false;
         int c;
@@ -298,6 +313,9 @@ static int parse_argv(int argc, char **argv)
                         break;
                 case 's':
                         arg_spawner = optarg;
+                        break;
+                case 'o':
+                        arg_operator_only = true;
                         break;
                 case 'h':
                         help();

@@ -159,6 +159,14 @@ void ao_source_wakeup(struct ao_source *s);
 /** Detach and release @s (see the ownership notes above). NULL is accepted; returns NULL. */
 struct ao_source *ao_source_free(struct ao_source *s);
 
+/**
+ * Release the io source @s and close the fd it watches, which must be the
+ * only reference to its open file (never duplicated, inherited or sent).
+ * With epoll the close alone drops the registration, which spares a system
+ * call. NULL is accepted; returns NULL.
+ */
+struct ao_source *ao_source_free_closing_fd(struct ao_source *s);
+
 int ao_source_set_enabled(struct ao_source *s, enum ao_source_enable enabled);
 enum ao_source_enable ao_source_get_enabled(const struct ao_source *s);
 /** Change the watched events of an io source. */

@@ -27,7 +27,14 @@ struct json_join {
 
 struct run_output {
         enum ao_proc_stream stream;
-        int fd;                   /* read end, owned; -1 once closed */
+        int fd; /* read end, owned; -1 once closed */
+        /*
+         * The write end the child got (or, for stdout into a file, a copy of that file's fd), owned
+         * while the child lives; -1 otherwise. Holding it means the pipe cannot hang up before the
+         * child is reaped: an exit wakes the loop once, by SIGCHLD, instead of a hang-up first and
+         * the exit a moment later. It is closed, and the pipe read to its end, when the child is.
+         */
+        int write_fd;
         struct ao_source *source; /* owned */
         char *line;               /* partial line, owned */
         size_t line_len, line_cap;
@@ -206,8 +213,9 @@ bool ao_proc_reply_owed(const struct ao_proc *p, const struct spawner *s, uint64
 /** Before the launcher is freed: learn the pids of runs still starting, without reporting anything. */
 void ao_proc_spawners_learn_pids(struct ao_proc *p);
 /**
- * Queue a request for @run, taking ownership of the two pipe ends (closed
- * once sent, or on failure); the reply arrives through ao_proc_run_launched().
+ * Send (or queue) a request for @run. The two write ends stay the caller's:
+ * a request that has to wait for the socket holds copies of its own. The
+ * reply arrives through ao_proc_run_launched().
  */
 int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *const *argv, char *const *envp,
                             const char *cwd, int stdout_fd, int stderr_fd);
@@ -224,7 +232,8 @@ bool ao_proc_join_json_line(struct ao_proc_run *run, enum ao_proc_stream stream,
 void ao_proc_join_flush(struct ao_proc_run *run, enum ao_proc_stream stream);
 
 /* output.c */
-int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int *ret_write_fd);
+int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream);
+void ao_proc_output_child_gone(struct ao_proc_run *run, struct run_output *o);
 /* A chunk of a run's output: split into lines, each capped and logged (or given to on_line). */
 void ao_proc_output_feed(struct ao_proc_run *run, struct run_output *o, const char *data, size_t n);
 /* The stream ended: its last line and any pending joined JSON are logged, the stream closed. */

@@ -132,41 +132,55 @@ static void output_ended(struct ao_proc_run *run, struct run_output *o)
         ao_proc_run_output_ended(run);
 }
 
+/*
+ * Read what the pipe has, READS_PER_DISPATCH chunks at most (the loop serves
+ * others before reading on); true once the stream has ended.
+ */
+static bool read_available(struct ao_proc_run *run, struct run_output *o, bool hung_up)
+{
+        for (int i = 0; i < READS_PER_DISPATCH; i++) {
+                ssize_t n = read(o->fd, run->proc->read_buf, sizeof(run->proc->read_buf));
+                if (n > 0) {
+                        run->result.output_bytes[o->stream] += (uint64_t) n;
+                        ao_proc_output_feed(run, o, run->proc->read_buf, (size_t) n);
+                        /* Less than asked of a hung-up pipe: that was all of it. */
+                        if (hung_up && (size_t) n < sizeof(run->proc->read_buf))
+                                return true;
+                        continue;
+                }
+                return !(n < 0 && (errno == EAGAIN || errno == EINTR));
+        }
+        return false;
+}
+
 static int on_readable(struct ao_source *s, int fd, uint32_t revents, void *userdata)
 {
         struct run_output *o = userdata;
         struct ao_proc_run *run = run_of_output(o);
         /*
          * A pipe hung up (no writer is left, and none can come: the hook has no way to our end)
-         * with nothing in it has ended: no read needed to be told so. Most hooks' stderr, and
-         * stdout of most event runs, end like this.
+         * with nothing in it has ended: no read needed to be told so.
          */
         bool hung_up = revents & AO_IO_HUP;
-        if (hung_up && !(revents & AO_IO_IN)) {
+        if ((hung_up && !(revents & AO_IO_IN)) || read_available(run, o, hung_up))
                 output_ended(run, o);
-                return 0;
-        }
-        for (int i = 0; i < READS_PER_DISPATCH; i++) {
-                ssize_t n = read(fd, run->proc->read_buf, sizeof(run->proc->read_buf));
-                if (n > 0) {
-                        run->result.output_bytes[o->stream] += (uint64_t) n;
-                        ao_proc_output_feed(run, o, run->proc->read_buf, (size_t) n);
-                        /* Less than asked of a hung-up pipe: that was all of it. */
-                        if (hung_up && (size_t) n < sizeof(run->proc->read_buf)) {
-                                output_ended(run, o);
-                                return 0;
-                        }
-                        continue;
-                }
-                if (n < 0 && (errno == EAGAIN || errno == EINTR))
-                        return 0;
-                output_ended(run, o);
-                return 0;
-        }
         return 0;
 }
 
-int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int *ret_write_fd)
+/*
+ * The child is reaped: our write end goes, and what it wrote is read now. The
+ * pipe ends here unless a process the hook left behind still holds it; then
+ * the loop reads on (and the run lingers, see spawn.c). Ending the stream
+ * does not finish the run: the caller does, once it is done with the exit.
+ */
+void ao_proc_output_child_gone(struct ao_proc_run *run, struct run_output *o)
+{
+        o->write_fd = ao_safe_close(o->write_fd);
+        if (o->fd >= 0 && read_available(run, o, false))
+                ao_proc_output_end(run, o);
+}
+
+int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream)
 {
         int fds[2];
         if (pipe2(fds, O_CLOEXEC) < 0)
@@ -179,14 +193,8 @@ int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream, int
         }
         struct run_output *o = &run->out[stream];
         o->fd = fds[0];
-        int k = ao_reactor_add_io(run->proc->reactor, &o->source, o->fd, AO_IO_IN, on_readable, o);
-        if (k < 0) {
-                o->fd = ao_safe_close(o->fd);
-                (void) close(fds[1]);
-                return k;
-        }
-        *ret_write_fd = fds[1];
-        return 0;
+        o->write_fd = fds[1];
+        return ao_reactor_add_io(run->proc->reactor, &o->source, o->fd, AO_IO_IN, on_readable, o);
 }
 
 /* EOF (or a broken pipe): flush a last line without newline, then done with this stream. */
@@ -201,8 +209,12 @@ void ao_proc_output_end(struct ao_proc_run *run, struct run_output *o)
 void ao_proc_output_close(struct run_output *o)
 {
         ao_proc_join_flush(run_of_output(o), o->stream);
-        o->source = ao_source_free(o->source);
+        /* The read end was never handed to anyone: closing it is all epoll needs. */
+        if (o->source)
+                o->fd = -1;
+        o->source = ao_source_free_closing_fd(o->source);
         o->fd = ao_safe_close(o->fd);
+        o->write_fd = ao_safe_close(o->write_fd);
         free(o->line);
         o->line = NULL;
         o->line_len = o->line_cap = 0;

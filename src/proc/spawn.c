@@ -219,6 +219,8 @@ static void run_exited(struct ao_proc_run *run, const siginfo_t *si, const struc
         ao_proc_launch_status_read(run);
         ao_proc_launch_status_release(run);
         run->state = RUN_EXITED;
+        for (int i = 0; i < 2; i++)
+                ao_proc_output_child_gone(run, &run->out[i]);
         if (output_open(run))
                 arm_timer(run, OUTPUT_LINGER_USEC);
         ao_proc_run_maybe_finish(run);
@@ -315,8 +317,8 @@ static struct ao_proc_run *run_new(struct ao_proc *p, const struct ao_proc_spec 
         run->state = RUN_STARTING;
         run->listener = -1;
         run->status_slot = -1;
-        run->out[0] = (struct run_output){.stream = AO_PROC_STDOUT, .fd = -1};
-        run->out[1] = (struct run_output){.stream = AO_PROC_STDERR, .fd = -1};
+        run->out[0] = (struct run_output){.stream = AO_PROC_STDOUT, .fd = -1, .write_fd = -1};
+        run->out[1] = (struct run_output){.stream = AO_PROC_STDERR, .fd = -1, .write_fd = -1};
         run->profile = spec->profile;
         run->timeout_usec = spec->timeout_usec;
         run->path = ao_xstrdup(spec->path);
@@ -381,13 +383,10 @@ static void launch_in_process(struct ao_proc *p, struct ao_proc_run *run, const 
 }
 
 /* The child writes straight into @fd: a copy stands in for the pipe's write end, and no read end exists. */
-static int redirect_output(int fd, int *ret_write_fd)
+static int redirect_output(struct run_output *o, int fd)
 {
-        int copy = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        if (copy < 0)
-                return ao_negative_errno();
-        *ret_write_fd = copy;
-        return 0;
+        o->write_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        return o->write_fd < 0 ? ao_negative_errno() : 0;
 }
 
 int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_proc_run **ret_run,
@@ -400,15 +399,12 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
 
         struct ao_proc_run *run = run_new(p, spec);
         int k = 0;
-        int write_fds[2] = {-1, -1};
         for (int i = 0; i < 2 && k >= 0; i++)
                 if (i == AO_PROC_STDOUT && spec->stdout_fd > 2)
-                        k = redirect_output(spec->stdout_fd, &write_fds[i]);
+                        k = redirect_output(&run->out[i], spec->stdout_fd);
                 else
-                        k = ao_proc_output_open(run, (enum ao_proc_stream) i, &write_fds[i]);
+                        k = ao_proc_output_open(run, (enum ao_proc_stream) i);
         if (k < 0) {
-                for (int i = 0; i < 2; i++)
-                        (void) ao_safe_close(write_fds[i]);
                 run_free(run);
                 return ao_error_set(reterr, k, "proc: cannot set up output pipes for '%s': %s", spec->path,
                                     strerror(-k));
@@ -420,16 +416,12 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
         struct spawner *spawner = ao_proc_spawner_for(p, spec->profile);
         if (spawner) {
                 ao_proc_launch_status_take(run);
-                /* The request owns the write ends from here on. */
-                k = ao_proc_spawner_request(spawner, run, spec->argv, spec->envp, spec->cwd, write_fds[0],
-                                            write_fds[1]);
+                k = ao_proc_spawner_request(spawner, run, spec->argv, spec->envp, spec->cwd,
+                                            run->out[0].write_fd, run->out[1].write_fd);
                 if (k >= 0)
                         run->spawner = spawner;
         } else {
-                launch_in_process(p, run, spec, write_fds[0], write_fds[1]);
-                /* The child has its copies: ours would keep EOF away. */
-                for (int i = 0; i < 2; i++)
-                        (void) ao_safe_close(write_fds[i]);
+                launch_in_process(p, run, spec, run->out[0].write_fd, run->out[1].write_fd);
         }
         if (k < 0) {
                 run_free(run);

@@ -82,18 +82,46 @@ static int flush_queue(struct spawner *s)
         return k;
 }
 
+/* A message that has to wait holds copies of the caller's fds: the caller may close its own first. */
+static int copy_fds(struct outgoing *o, const int *fds, size_t n_fds)
+{
+        for (size_t i = 0; i < n_fds; i++) {
+                int copy = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+                if (copy < 0)
+                        return ao_negative_errno();
+                o->fds[o->n_fds++] = copy;
+        }
+        return 0;
+}
+
 /*
- * Queue a message, taking @data and @fds (closed once sent: the spawner has
- * its own copies by then), and send what the socket takes.
+ * Send a message, taking @data; @fds stay the caller's. Sent at once when
+ * nothing waits before it and the socket takes it (almost always);
+ * otherwise queued with copies of @fds, and sent when the socket is writable.
  */
-static int enqueue_take(struct spawner *s, char *data, size_t len, const int *fds, size_t n_fds)
+static int enqueue(struct spawner *s, char *data, size_t len, const int *fds, size_t n_fds)
 {
         struct outgoing *o = ao_xcalloc(1, sizeof(*o));
         o->data = data;
         o->len = len;
-        if (n_fds)
-                memcpy(o->fds, fds, n_fds * sizeof(int));
-        o->n_fds = n_fds;
+        int k = 0;
+        if (!s->queue_head) {
+                if (n_fds)
+                        memcpy(o->fds, fds, n_fds * sizeof(int));
+                o->n_fds = n_fds;
+                k = send_now(s, o);
+                o->n_fds = 0; /* borrowed: not closed with the message */
+                if (k != 0) {
+                        outgoing_free(o);
+                        update_watch(s);
+                        return k < 0 ? k : 0;
+                }
+        }
+        k = copy_fds(o, fds, n_fds);
+        if (k < 0) {
+                outgoing_free(o);
+                return k;
+        }
         *s->queue_tail = o;
         s->queue_tail = &o->next;
         return flush_queue(s);
@@ -120,7 +148,7 @@ static int send_profile(struct spawner *s)
         m->uid = profile->uid, m->gid = profile->gid;
         if (bpf_bytes)
                 memcpy(m + 1, profile->bpf, bpf_bytes);
-        return enqueue_take(s, (char *) m, len, NULL, 0);
+        return enqueue(s, (char *) m, len, NULL, 0);
 }
 
 int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *const *argv, char *const *envp,
@@ -136,7 +164,6 @@ int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *co
                 ao_strbuf_append_n(&strings, envp[envc], strlen(envp[envc]) + 1);
         if (sizeof(struct spawner_spawn_msg) + strings.len > SPAWNER_MESSAGE_MAX) {
                 ao_strbuf_done(&strings);
-                (void) close(stdout_fd), (void) close(stderr_fd);
                 return -E2BIG;
         }
 
@@ -153,7 +180,7 @@ int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *co
         int fds[2] = {stdout_fd, stderr_fd};
         /* Counted first: the send may fail after queueing, and the caller then frees the run. */
         s->n_starting++;
-        int k = enqueue_take(s, (char *) m, len, fds, 2);
+        int k = enqueue(s, (char *) m, len, fds, 2);
         if (k < 0)
                 s->n_starting--;
         return k;
@@ -204,10 +231,15 @@ static void learn_pid(struct spawner *s, const struct spawner_reply_msg *r)
 
 typedef void reply_handler(struct spawner *s, const struct spawner_reply_msg *r);
 
-/* Every reply already in the socket, to @handle; returns without waiting for more. */
-static void drain_replies(struct spawner *s, reply_handler *handle)
+enum drain {
+        DRAIN_ALL,      /* until the socket is empty: it polled readable, and must not stay so */
+        DRAIN_ANSWERED, /* until no request is left unanswered (a reply for a run freed meanwhile stays) */
+};
+
+/* Replies already in the socket, to @handle; returns without waiting for more. */
+static void drain_replies(struct spawner *s, reply_handler *handle, enum drain until)
 {
-        for (;;) {
+        while (until == DRAIN_ALL || s->n_starting > 0) {
                 struct spawner_reply_msg r;
                 int fds[AO_FDPASS_MAX_FDS];
                 size_t n_fds;
@@ -227,9 +259,9 @@ static void drain_replies(struct spawner *s, reply_handler *handle)
  * Read what has come. Whoever waited for "any reply" (an unknown pid) looks
  * again now, and asks again if it still has to wait.
  */
-static void read_replies(struct spawner *s)
+static void read_replies(struct spawner *s, enum drain until)
 {
-        drain_replies(s, handle_reply);
+        drain_replies(s, handle_reply, until);
         s->wants_any = false;
         ao_proc_supervise_unpark(s);
         ao_proc_reaper_kick(s->proc);
@@ -253,7 +285,7 @@ void ao_proc_spawner_collect(struct ao_proc_run *run)
         uint64_t id = run->id;
         if (!s)
                 return;
-        read_replies(s);
+        read_replies(s, DRAIN_ANSWERED);
         run = ao_proc_run_find(p, id); /* it may be gone: launched, reaped and reported */
         if (run && run->state == RUN_STARTING)
                 ao_proc_spawner_want_reply(run);
@@ -263,7 +295,7 @@ void ao_proc_spawners_collect(struct ao_proc *p)
 {
         for (int i = 0; i < SPAWNERS_MAX; i++)
                 if (p->spawners[i] && p->spawners[i]->n_starting > 0)
-                        read_replies(p->spawners[i]);
+                        read_replies(p->spawners[i], DRAIN_ANSWERED);
 }
 
 void ao_proc_spawners_want_any(struct ao_proc *p)
@@ -297,14 +329,14 @@ void ao_proc_spawners_learn_pids(struct ao_proc *p)
 {
         for (int i = 0; i < SPAWNERS_MAX; i++)
                 if (p->spawners[i])
-                        drain_replies(p->spawners[i], learn_pid);
+                        drain_replies(p->spawners[i], learn_pid, DRAIN_ALL);
 }
 
 static int on_socket(struct ao_source *src, int fd, uint32_t revents, void *userdata)
 {
         struct spawner *s = userdata;
         if (revents & AO_IO_IN)
-                read_replies(s);
+                read_replies(s, DRAIN_ALL);
         if (revents & AO_IO_OUT)
                 (void) flush_queue(s);
         return 0;
@@ -325,7 +357,7 @@ static int on_spawner_exit(struct ao_source *src, const siginfo_t *si, const str
                s->profile ? s->profile->name : "none", (int) s->pid,
                si->si_code == CLD_EXITED ? "status" : "signal", si->si_status);
         /* Replies it sent before dying still count: those children exist and are ours. */
-        drain_replies(s, handle_reply);
+        drain_replies(s, handle_reply, DRAIN_ALL);
         p->spawners[s->index] = NULL;
         for (struct ao_proc_run *run = p->runs, *next; run; run = next) {
                 next = run->next;

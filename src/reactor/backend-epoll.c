@@ -111,5 +111,6 @@ const struct backend_ops ao_reactor_epoll_ops = {
     .watch = epoll_watch,
     .modify = epoll_modify,
     .unwatch = epoll_unwatch,
+    .close_unwatches = true,
     .wait = epoll_wait_events,
 };

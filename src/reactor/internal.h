@@ -110,6 +110,8 @@ struct backend_ops {
         /* Replace the registration @old_token of @fd with @events under @new_token. */
         int (*modify)(struct ao_reactor *r, int fd, uint32_t events, uint64_t old_token, uint64_t new_token);
         int (*unwatch)(struct ao_reactor *r, int fd, uint64_t token);
+        /* Closing a file's last fd drops its registration (epoll), so unwatch can be skipped then. */
+        bool close_unwatches;
         /* Wait up to @timeout_usec, fill at most @max events; returns their count or < 0. */
         int (*wait)(struct ao_reactor *r, uint64_t timeout_usec, struct backend_event *events, size_t max);
 };

@@ -282,6 +282,21 @@ static void source_release_memory(struct ao_source *s)
         free(s);
 }
 
+struct ao_source *ao_source_free_closing_fd(struct ao_source *s)
+{
+        if (!s || s->dead)
+                return NULL;
+        int fd = s->type == SOURCE_IO ? s->io.fd : -1;
+        if (fd >= 0 && s->reactor->ops->close_unwatches && s->slot != SLOT_NONE) {
+                /* The slot goes with the close: an event of this fd still queued is stale now. */
+                slot_release(s->reactor, s->slot);
+                s->slot = SLOT_NONE;
+        }
+        (void) ao_source_free(s);
+        (void) ao_safe_close(fd);
+        return NULL;
+}
+
 struct ao_source *ao_source_free(struct ao_source *s)
 {
         if (!s || s->dead)
