@@ -61,6 +61,11 @@ struct ao_proc_result {
         unsigned violations;      /* syscalls the sandbox denied */
         uint64_t output_bytes[2]; /* by enum ao_proc_stream */
         bool output_truncated;    /* the per-run output cap was reached */
+        /*
+         * When the child was reaped: no process of its group was left (group_gone), and none of its
+         * descendants was left anywhere (tree_gone: not even one that left the group; see tree.c).
+         */
+        bool group_gone, tree_gone;
 };
 
 /** Default handling of a line of output: logged with the run's context. */
@@ -131,6 +136,8 @@ const struct ao_log_context *ao_proc_run_log_context(const struct ao_proc_run *r
 size_t ao_proc_running(const struct ao_proc *p);
 /** Orphaned descendants reaped since start (subreaper mode). */
 uint64_t ao_proc_orphans_reaped(const struct ao_proc *p);
+/** Output pipes a run got from an earlier one instead of a new pipe (see tree.c, output.c). */
+uint64_t ao_proc_pipes_reused(const struct ao_proc *p);
 /** True when children are started through the spawner process (exact per-child max RSS). */
 bool ao_proc_uses_spawner(const struct ao_proc *p);
 /** The pid of the spawner serving @profile (NULL: unsandboxed), or 0 when it is not running. */

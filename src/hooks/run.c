@@ -383,15 +383,6 @@ static int read_outputs(struct hook_run *run)
         return r;
 }
 
-/*
- * No process of the run's group is left (the hook leads its own group): none can write into the
- * directory once the next run has it. A zombie still counts, so this errs on the side of a new one.
- */
-static bool group_gone(pid_t pid)
-{
-        return pid > 0 && kill(-pid, 0) < 0 && errno == ESRCH;
-}
-
 static void on_child_exit(struct ao_proc_run *prun, const struct ao_proc_result *result, void *userdata)
 {
         (void) prun;
@@ -401,7 +392,14 @@ static void on_child_exit(struct ao_proc_run *prun, const struct ao_proc_result 
                 describe_failure(run, result);
         else
                 run->outcome.ok = read_outputs(run) >= 0;
-        run->reusable = run->outcome.ok && run->input_bytes <= REUSE_INPUT_MAX && group_gone(result->pid);
+        /*
+         * No process of the run's group is left (the hook leads its own group): none can write into
+         * the directory once the next run has it. A zombie still counts, so this errs on the side of
+         * a new one. With the whole tree gone, no process of this run can use the directory's name
+         * either: the next run may keep it.
+         */
+        run->reusable = run->outcome.ok && run->input_bytes <= REUSE_INPUT_MAX && result->group_gone;
+        run->dir.name_safe = run->reusable && result->tree_gone;
         /*
          * Before the callback: what it starts next (the loader's next --config, a queue's next
          * task) finds this directory idle already. The outcome holds copies, nothing in it.

@@ -439,11 +439,31 @@ static struct idle_dir *take_idle(struct workspace *w, const char *key,
         return NULL;
 }
 
+/* @ret takes over idle @d's directory, renamed to @path (owned) or, when NULL, under its old name. */
+static void take_over(struct workspace *w, struct idle_dir *d, struct run_dir *ret, char *path)
+{
+        *ret = d->rd;
+        if (path) {
+                free(ret->path);
+                ret->path = path;
+        }
+        ret->reused = true;
+        ret->name_safe = false;
+        ret->outputs_clean = 0;
+        run_dir_init(&d->rd, NULL, -1, NULL, 0);
+        idle_free(w, d, false);
+}
+
 int workspace_acquire_run_dir(struct workspace *w, const char *key, const char *hook_name,
                               const struct ao_sandbox_profile *profile, const struct run_files *files,
                               struct run_dir *ret, struct ao_error *reterr)
 {
         struct idle_dir *d = key ? take_idle(w, key, profile) : NULL;
+        if (d && d->rd.files == files && d->rd.name_safe) {
+                /* No process of the run before is left anywhere to use the old name: it may stay. */
+                take_over(w, d, ret, NULL);
+                return 0;
+        }
         if (d && d->rd.files == files) {
                 /*
                  * This run's own name, as a new directory would have: a process of an earlier run
@@ -453,13 +473,7 @@ int workspace_acquire_run_dir(struct workspace *w, const char *key, const char *
                 char *path = run_dir_template(w, hook_name);
                 memcpy(path + strlen(path) - 6, "reused", 6);
                 if (renameat2(w->fd, base_name(d->rd.path), w->fd, base_name(path), RENAME_NOREPLACE) == 0) {
-                        *ret = d->rd;
-                        free(ret->path);
-                        ret->path = path;
-                        ret->reused = true;
-                        ret->outputs_clean = 0;
-                        run_dir_init(&d->rd, NULL, -1, NULL, 0);
-                        idle_free(w, d, false);
+                        take_over(w, d, ret, path);
                         return 0;
                 }
                 free(path);

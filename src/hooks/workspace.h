@@ -41,6 +41,7 @@ struct run_dir {
         uid_t uid;              /* whose the directory and its files are: the profile's user, or ours */
         unsigned outputs_clean; /* bit i: files->outputs[i] was read as an empty plain file */
         bool reused;            /* an earlier run's: its inputs are held above, its outputs are empty */
+        bool name_safe; /* no process of its last run is left anywhere: the next run may keep its name */
 };
 
 struct workspace {

@@ -36,7 +36,8 @@ struct run_output {
          */
         int write_fd;
         struct ao_source *source; /* owned */
-        char *line;               /* partial line, owned */
+        bool poolable; /* drained, and nobody else can hold the write end: the pipe may serve again */
+        char *line;    /* partial line, owned */
         size_t line_len, line_cap;
         bool discarding; /* the current line went over line_max: drop until its newline */
         struct json_join join;
@@ -92,8 +93,9 @@ struct parked_notification {
         uint64_t horizon; /* the last run id when it came: only runs up to this one can be its caller */
 };
 
-#define SPAWNERS_MAX 16
-#define PARKED_MAX   32
+#define SPAWNERS_MAX  16
+#define PIPE_POOL_MAX 16
+#define PARKED_MAX    32
 
 /* One spawner process: it serves one sandbox profile (or none) and holds that profile's filter. */
 struct spawner {
@@ -151,6 +153,18 @@ struct ao_proc {
         struct ao_source *listener_rx_source;
 
         struct ao_source *sigchld; /* subreaper mode */
+        int children_fd; /* the main thread's children file (tree.c); -1: not open, -2: unavailable */
+        /*
+         * Output pipes of runs whose whole tree was gone when they were reaped, drained: only we hold
+         * their write ends, so a later run can have them instead of a new pipe (output.c). The read
+         * ends stay registered with the loop; their sources' userdata is NULL while here.
+         */
+        struct pooled_pipe {
+                int read_fd, write_fd;
+                struct ao_source *source;
+        } pipes[PIPE_POOL_MAX];
+        size_t n_pipes;
+        uint64_t pipes_reused;
         struct ao_source *reaper_retry;
         uint64_t orphans;
 
@@ -234,6 +248,18 @@ void ao_proc_join_flush(struct ao_proc_run *run, enum ao_proc_stream stream);
 /* output.c */
 int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream);
 void ao_proc_output_child_gone(struct ao_proc_run *run, struct run_output *o);
+/** Close the pipes kept for reuse (at ao_proc_free). */
+void ao_proc_output_pool_done(struct ao_proc *p);
+
+/* tree.c */
+/**
+ * After reaping a run's child whose process group is gone: whether no process of its tree is
+ * left anywhere (may read spawner replies to place children it does not know yet).
+ */
+bool ao_proc_tree_gone(struct ao_proc *p);
+/** Whether @pid's process group is empty (zombies count as members). */
+bool ao_proc_group_gone(pid_t pid);
+void ao_proc_tree_done(struct ao_proc *p);
 /* A chunk of a run's output: split into lines, each capped and logged (or given to on_line). */
 void ao_proc_output_feed(struct ao_proc_run *run, struct run_output *o, const char *data, size_t n);
 /* The stream ended: its last line and any pending joined JSON are logged, the stream closed. */

@@ -132,6 +132,17 @@ static void output_ended(struct ao_proc_run *run, struct run_output *o)
         ao_proc_run_output_ended(run);
 }
 
+/* One read into the shared buffer, fed to the line splitter. */
+static ssize_t read_chunk(struct ao_proc_run *run, struct run_output *o)
+{
+        ssize_t n = read(o->fd, run->proc->read_buf, sizeof(run->proc->read_buf));
+        if (n > 0) {
+                run->result.output_bytes[o->stream] += (uint64_t) n;
+                ao_proc_output_feed(run, o, run->proc->read_buf, (size_t) n);
+        }
+        return n;
+}
+
 /*
  * Read what the pipe has, READS_PER_DISPATCH chunks at most (the loop serves
  * others before reading on); true once the stream has ended.
@@ -139,10 +150,8 @@ static void output_ended(struct ao_proc_run *run, struct run_output *o)
 static bool read_available(struct ao_proc_run *run, struct run_output *o, bool hung_up)
 {
         for (int i = 0; i < READS_PER_DISPATCH; i++) {
-                ssize_t n = read(o->fd, run->proc->read_buf, sizeof(run->proc->read_buf));
+                ssize_t n = read_chunk(run, o);
                 if (n > 0) {
-                        run->result.output_bytes[o->stream] += (uint64_t) n;
-                        ao_proc_output_feed(run, o, run->proc->read_buf, (size_t) n);
                         /* Less than asked of a hung-up pipe: that was all of it. */
                         if (hung_up && (size_t) n < sizeof(run->proc->read_buf))
                                 return true;
@@ -153,9 +162,21 @@ static bool read_available(struct ao_proc_run *run, struct run_output *o, bool h
         return false;
 }
 
+/* A pooled pipe has no writer but us, so nothing can come; should something, it must not spin the loop. */
+static void discard(int fd)
+{
+        static char scratch[4096];
+        for (int i = 0; i < READS_PER_DISPATCH && read(fd, scratch, sizeof(scratch)) > 0; i++)
+                ;
+}
+
 static int on_readable(struct ao_source *s, int fd, uint32_t revents, void *userdata)
 {
         struct run_output *o = userdata;
+        if (!o) {
+                discard(fd);
+                return 0;
+        }
         struct ao_proc_run *run = run_of_output(o);
         /*
          * A pipe hung up (no writer is left, and none can come: the hook has no way to our end)
@@ -167,6 +188,17 @@ static int on_readable(struct ao_source *s, int fd, uint32_t revents, void *user
         return 0;
 }
 
+/* True once the pipe is empty; false when READS_PER_DISPATCH chunks were not enough, or on an error. */
+static bool read_until_empty(struct ao_proc_run *run, struct run_output *o)
+{
+        for (int i = 0; i < READS_PER_DISPATCH; i++) {
+                ssize_t n = read_chunk(run, o);
+                if (n <= 0)
+                        return n < 0 && errno == EAGAIN;
+        }
+        return false;
+}
+
 /*
  * The child is reaped: our write end goes, and what it wrote is read now. The
  * pipe ends here unless a process the hook left behind still holds it; then
@@ -175,13 +207,60 @@ static int on_readable(struct ao_source *s, int fd, uint32_t revents, void *user
  */
 void ao_proc_output_child_gone(struct ao_proc_run *run, struct run_output *o)
 {
+        /*
+         * No process of the run's tree is left, so our write end is the only one: what the pipe
+         * holds is all there will be, and once read the pipe is as good as new.
+         */
+        if (run->result.tree_gone && o->fd >= 0 && o->write_fd >= 0 && read_until_empty(run, o)) {
+                o->poolable = true;
+                ao_proc_output_end(run, o);
+                return;
+        }
         o->write_fd = ao_safe_close(o->write_fd);
         if (o->fd >= 0 && read_available(run, o, false))
                 ao_proc_output_end(run, o);
 }
 
+/* A pipe from the pool for @o, as ao_proc_output_open() would make it; false when the pool is empty. */
+static bool pool_take(struct ao_proc *p, struct run_output *o)
+{
+        if (p->n_pipes == 0)
+                return false;
+        struct pooled_pipe *pp = &p->pipes[--p->n_pipes];
+        o->fd = pp->read_fd;
+        o->write_fd = pp->write_fd;
+        o->source = pp->source;
+        ao_source_set_userdata(o->source, o);
+        p->pipes_reused++;
+        return true;
+}
+
+static bool pool_put(struct ao_proc *p, struct run_output *o)
+{
+        if (!o->poolable || !o->source || p->n_pipes == PIPE_POOL_MAX)
+                return false;
+        ao_source_set_userdata(o->source, NULL);
+        p->pipes[p->n_pipes++] =
+            (struct pooled_pipe){.read_fd = o->fd, .write_fd = o->write_fd, .source = o->source};
+        o->fd = o->write_fd = -1;
+        o->source = NULL;
+        o->poolable = false;
+        return true;
+}
+
+void ao_proc_output_pool_done(struct ao_proc *p)
+{
+        while (p->n_pipes > 0) {
+                struct pooled_pipe *pp = &p->pipes[--p->n_pipes];
+                (void) ao_source_free_closing_fd(pp->source);
+                (void) ao_safe_close(pp->write_fd);
+        }
+}
+
 int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream)
 {
+        if (pool_take(run->proc, &run->out[stream]))
+                return 0;
         int fds[2];
         if (pipe2(fds, O_CLOEXEC) < 0)
                 return ao_negative_errno();
@@ -208,7 +287,9 @@ void ao_proc_output_end(struct ao_proc_run *run, struct run_output *o)
 
 void ao_proc_output_close(struct run_output *o)
 {
-        ao_proc_join_flush(run_of_output(o), o->stream);
+        struct ao_proc_run *run = run_of_output(o);
+        ao_proc_join_flush(run, o->stream);
+        (void) pool_put(run->proc, o);
         /* The read end was never handed to anyone: closing it is all epoll needs. */
         if (o->source)
                 o->fd = -1;

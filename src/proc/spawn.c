@@ -219,6 +219,10 @@ static void run_exited(struct ao_proc_run *run, const siginfo_t *si, const struc
         ao_proc_launch_status_read(run);
         ao_proc_launch_status_release(run);
         run->state = RUN_EXITED;
+        if (si->si_signo != 0) {
+                run->result.group_gone = ao_proc_group_gone(run->pid);
+                run->result.tree_gone = run->result.group_gone && ao_proc_tree_gone(run->proc);
+        }
         for (int i = 0; i < 2; i++)
                 ao_proc_output_child_gone(run, &run->out[i]);
         if (output_open(run))
@@ -502,6 +506,7 @@ int ao_proc_new(struct ao_reactor *reactor, const struct ao_proc_options *option
                 p->options.output_max = DEFAULT_OUTPUT_MAX;
         p->listener_rx = p->listener_tx = -1;
         p->status_fd = -1;
+        p->children_fd = -1;
         p->direct_stack = ao_xmalloc(DIRECT_STACK_SIZE);
 
         int k = ao_proc_supervise_setup(p);
@@ -528,6 +533,8 @@ struct ao_proc *ao_proc_free(struct ao_proc *p)
         for (int i = 0; i < SPAWNERS_MAX; i++)
                 p->spawners[i] = ao_proc_spawner_stop(p->spawners[i]);
         free(p->spawner_path);
+        ao_proc_output_pool_done(p);
+        ao_proc_tree_done(p);
         ao_proc_reaper_done(p);
         ao_proc_supervise_done(p);
         ao_proc_launch_status_done(p);
@@ -539,6 +546,11 @@ struct ao_proc *ao_proc_free(struct ao_proc *p)
 size_t ao_proc_running(const struct ao_proc *p)
 {
         return p->n_runs;
+}
+
+uint64_t ao_proc_pipes_reused(const struct ao_proc *p)
+{
+        return p->pipes_reused;
 }
 
 uint64_t ao_proc_orphans_reaped(const struct ao_proc *p)

@@ -129,6 +129,62 @@ static void test_exit_and_output(void)
         outcome_done(&o);
 }
 
+/*
+ * A run none of whose processes is left anywhere hands its output pipes on: the next runs get
+ * them, drained, with nothing of the earlier run in them (a last line without newline included).
+ */
+static void test_pipes_reused(void)
+{
+        struct outcome o;
+        run_sh("echo one; printf 'two'; printf 'err' >&2", &o);
+        tap_ok(o.result.group_gone && o.result.tree_gone, "%s: a plain hook leaves nothing behind", mode);
+        tap_is_int(o.n_lines, 3, "%s: its three lines", mode);
+        outcome_done(&o);
+        uint64_t before = ao_proc_pipes_reused(proc);
+        for (int i = 0; i < 3; i++) {
+                run_sh("echo three", &o);
+                tap_ok(o.n_lines == 1 && strcmp(o.lines[0], "three") == 0 && o.streams[0] == AO_PROC_STDOUT,
+                       "%s: run %d on reused pipes reads only its own line", mode, i + 1);
+                outcome_done(&o);
+        }
+        tap_is_int(ao_proc_pipes_reused(proc) - before, 6, "%s: three runs, two reused pipes each", mode);
+}
+
+/*
+ * A descendant that left the hook's process group (setsid) still holds the hook's stdout when the
+ * hook is reaped: the group is gone, the tree is not, and the pipe must not serve a later run,
+ * where the descendant's late line would land. The FIFOs order it: the descendant has left the
+ * group before the hook exits, and writes only once the next run is running.
+ */
+static void test_escaped_descendant_keeps_pipe(void)
+{
+        char dir[] = "/tmp/test-proc-escape.XXXXXX";
+        if (!mkdtemp(dir))
+                tap_bail("mkdtemp");
+        char ready[64], go[64], done[64], script[1024];
+        snprintf(ready, sizeof(ready), "%s/ready", dir);
+        snprintf(go, sizeof(go), "%s/go", dir);
+        snprintf(done, sizeof(done), "%s/done", dir);
+        if (mkfifo(ready, 0600) < 0 || mkfifo(go, 0600) < 0 || mkfifo(done, 0600) < 0)
+                tap_bail("mkfifo");
+        struct outcome a, b;
+        snprintf(script, sizeof(script),
+                 "setsid sh -c 'trap \"\" PIPE; echo > %s; read x < %s; echo LEAK; echo > %s' & "
+                 "read r < %s; echo A",
+                 ready, go, done, ready);
+        run_sh(script, &a);
+        tap_ok(a.result.group_gone && !a.result.tree_gone,
+               "%s: a descendant outside the group: group gone, tree not", mode);
+        /* Reused pipes are taken last in, first out: A's would be the first B gets. */
+        snprintf(script, sizeof(script), "echo > %s; read y < %s; echo B", go, done);
+        run_sh(script, &b);
+        tap_ok(b.n_lines == 1 && strcmp(b.lines[0], "B") == 0,
+               "%s: the next run's output has none of the descendant's lines", mode);
+        outcome_done(&a);
+        outcome_done(&b);
+        (void) unlink(ready), (void) unlink(go), (void) unlink(done), (void) rmdir(dir);
+}
+
 /* stdout_fd: the child writes into a file of ours, nothing of its stdout reaches the line handler. */
 static void test_stdout_to_file(void)
 {
@@ -793,6 +849,7 @@ int main(void)
         for (int use_spawner = 1; use_spawner >= 0; use_spawner--) {
                 setup(use_spawner);
                 test_exit_and_output();
+                test_pipes_reused();
                 test_stdout_to_file();
                 test_exec_failure();
                 test_many_launches();
@@ -812,6 +869,7 @@ int main(void)
                 test_sandbox_descendants();
                 test_orphan_reaped_beside_running_hook();
                 test_exit_with_output_held();
+                test_escaped_descendant_keeps_pipe();
                 test_unknown_caller_beside_running_hook();
                 test_sandbox_strict();
                 test_spawner_fds();
