@@ -530,11 +530,16 @@ static void test_max_rss(void)
                 tap_ok(rss[2] >= 64u << 20, "%s: max RSS covers at least the 64 MiB the hook touched", mode);
                 return;
         }
+        /*
+         * At least what the hog touched, and at most 20 % more than that above the idle hook. Not
+         * "within 20 % of the idle hook plus the hog": the idle hook's figure is the spawner's at
+         * the exec when that is higher, and a sanitizer build's spawner grows with every request.
+         */
         double four = (double) (rss[1] - AO_MIN(rss[1], rss[0])),
                sixty_four = (double) (rss[2] - AO_MIN(rss[2], rss[0]));
-        tap_ok(four > 0.8 * (4 << 20) && four < 1.2 * (4 << 20),
-               "%s: 4 MiB hog reported within 20%% (%.0f KiB)", mode, four / 1024);
-        tap_ok(sixty_four > 0.8 * (64 << 20) && sixty_four < 1.2 * (64 << 20),
+        tap_ok(rss[1] >= 4u << 20 && four < 1.2 * (4 << 20), "%s: 4 MiB hog reported within 20%% (%.0f KiB)",
+               mode, four / 1024);
+        tap_ok(rss[2] >= 64u << 20 && sixty_four < 1.2 * (64 << 20),
                "%s: 64 MiB hog reported within 20%% (%.0f KiB)", mode, sixty_four / 1024);
         tap_ok(rss[0] < 2u << 20, "%s: an idle hook reports its own small RSS, not the operator's (%llu KiB)",
                mode, (unsigned long long) rss[0] >> 10);
