@@ -239,6 +239,12 @@ static bool pool_put(struct ao_proc *p, struct run_output *o)
 {
         if (!o->poolable || !o->source || p->n_pipes == PIPE_POOL_MAX)
                 return false;
+        /*
+         * The hook shared the write end's open file: whatever status it set there (O_NONBLOCK,
+         * O_ASYNC with its owner, packet mode) must not reach the next hook.
+         */
+        if (fcntl(o->write_fd, F_SETFL, 0) < 0)
+                return false;
         ao_source_set_userdata(o->source, NULL);
         p->pipes[p->n_pipes++] =
             (struct pooled_pipe){.read_fd = o->fd, .write_fd = o->write_fd, .source = o->source};

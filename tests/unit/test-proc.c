@@ -148,6 +148,24 @@ static void test_pipes_reused(void)
                 outcome_done(&o);
         }
         tap_is_int(ao_proc_pipes_reused(proc) - before, 6, "%s: three runs, two reused pipes each", mode);
+
+        /* What a hook sets on its stdout's and stderr's open files does not reach the next hook. */
+        run_sh("perl -MFcntl -e 'fcntl(STDOUT, F_SETFL, O_NONBLOCK) && fcntl(STDERR, F_SETFL, O_NONBLOCK) or "
+               "die' "
+               "&& echo set",
+               &o);
+        tap_ok(o.n_lines == 1 && strcmp(o.lines[0], "set") == 0,
+               "%s: a hook makes its stdout and stderr non-blocking", mode);
+        outcome_done(&o);
+        before = ao_proc_pipes_reused(proc);
+        run_sh("perl -MFcntl -e 'print((fcntl(STDOUT, F_GETFL, 0) & O_NONBLOCK) ? \"non-blocking\\n\" : "
+               "\"blocking\\n\")'",
+               &o);
+        tap_ok(ao_proc_pipes_reused(proc) - before == 2 && o.n_lines == 1 &&
+                   strcmp(o.lines[0], "blocking") == 0,
+               "%s: the next hook, on the same pipes, gets a blocking stdout (%s)", mode,
+               o.n_lines ? o.lines[0] : "nothing");
+        outcome_done(&o);
 }
 
 /*
