@@ -186,14 +186,16 @@ static void measure(struct bench *b, const char *profile_name, int n_queues)
         if (arg_operator_only) {
                 struct rusage ru0, ru1;
                 getrusage(RUSAGE_SELF, &ru0);
+                uint64_t reused0 = ao_proc_pipes_reused(b->proc);
                 for (int i = 0; i < ROUNDS; i++)
                         (void) through_operator(b, per_round, n_queues, &cpu, &spawner_cpu);
                 getrusage(RUSAGE_SELF, &ru1);
                 double runs = (double) (per_round * ROUNDS);
                 printf("operator-only: operator CPU per hook %.1f us (operator %.1f + spawner %.1f), "
-                       "%.2f waits per hook\n",
+                       "%.2f waits per hook, %.0f%% of runs on reused pipes\n",
                        (double) (cpu + spawner_cpu) / runs, (double) cpu / runs, (double) spawner_cpu / runs,
-                       (double) (ru1.ru_nvcsw - ru0.ru_nvcsw) / runs);
+                       (double) (ru1.ru_nvcsw - ru0.ru_nvcsw) / runs,
+                       100.0 * (double) (ao_proc_pipes_reused(b->proc) - reused0) / 2 / runs);
                 return;
         }
         for (int i = 0; i < ROUNDS; i++) {

@@ -122,6 +122,13 @@ int ao_reactor_add_signal(struct ao_reactor *r, struct ao_source **ret_source, i
 
 /* ao_reactor_add_child() flags */
 #define AO_CHILD_OWN_PIDFD (1u << 0) /* close the pidfd when the source is freed */
+/*
+ * No pidfd and no watch (@pidfd must be -1): the caller learns of the exit by
+ * other means (SIGCHLD, as child subreaper) and calls ao_source_child_reap().
+ * Spares opening, watching and closing a pidfd per child. Such a source
+ * cannot be turned off and on again.
+ */
+#define AO_CHILD_UNWATCHED (1u << 1)
 
 /**
  * Reap child @pid when it exits, with its rusage. @pidfd may be -1, in which

@@ -283,8 +283,9 @@ void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
                 (void) ao_safe_close(pidfd);
                 return;
         }
-        int k =
-            ao_reactor_add_child(p->reactor, &run->child, pid, pidfd, AO_CHILD_OWN_PIDFD, on_child_exit, run);
+        /* As subreaper, SIGCHLD tells of every exit (reap.c): no pidfd needed to watch the child. */
+        unsigned flags = pidfd < 0 && p->sigchld ? AO_CHILD_UNWATCHED : AO_CHILD_OWN_PIDFD;
+        int k = ao_reactor_add_child(p->reactor, &run->child, pid, pidfd, flags, on_child_exit, run);
         if (k < 0) {
                 /* Cannot watch it: kill it; the subreaper collects it. */
                 (void) ao_safe_close(pidfd);

@@ -404,6 +404,16 @@ int ao_reactor_add_child(struct ao_reactor *r, struct ao_source **ret_source, pi
         if (pid <= 0 || !cb)
                 return -EINVAL;
         bool own = flags & AO_CHILD_OWN_PIDFD;
+        if (flags & AO_CHILD_UNWATCHED) {
+                if (pidfd >= 0)
+                        return -EINVAL;
+                struct ao_source *s = source_new(r, SOURCE_CHILD, userdata);
+                s->child.pid = pid;
+                s->child.pidfd = -1;
+                s->child.cb = cb;
+                s->enabled = AO_SOURCE_ON;
+                return source_publish(s, ret_source);
+        }
         if (pidfd < 0) {
                 pidfd = pidfd_open_raw(pid);
                 if (pidfd < 0)
@@ -481,7 +491,7 @@ void ao_source_wakeup(struct ao_source *s)
 static bool has_kernel_watch(const struct ao_source *s)
 {
         return s->type == SOURCE_IO || s->type == SOURCE_WAKEUP ||
-               (s->type == SOURCE_CHILD && !s->child.exited);
+               (s->type == SOURCE_CHILD && !s->child.exited && s->child.pidfd >= 0);
 }
 
 static int watch_fd_of(const struct ao_source *s, uint32_t *ret_events)
@@ -826,7 +836,8 @@ static int dispatch_child(struct ao_source *s)
 {
         siginfo_t si = {0};
         struct rusage ru = {0};
-        int k = waitid_rusage(P_PIDFD, s->child.pidfd, &si, &ru);
+        int k = s->child.pidfd >= 0 ? waitid_rusage(P_PIDFD, s->child.pidfd, &si, &ru)
+                                    : waitid_rusage(P_PID, s->child.pid, &si, &ru);
         if (k == 0 && si.si_pid == 0)
                 return 0; /* spurious readiness: not exited yet */
         if (k < 0 && k != -ECHILD)
