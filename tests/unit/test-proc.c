@@ -169,6 +169,27 @@ static void test_pipes_reused(void)
 }
 
 /*
+ * A hook grows its stdout pipe to 1 MiB (F_SETPIPE_SZ) and fills most of it before it exits: more
+ * than one pass reads, so the rest is read on by the loop. Every byte arrives, in order, and the
+ * next run on whatever pipe it gets sees only its own line.
+ */
+static void test_full_big_pipe_at_exit(void)
+{
+        struct outcome o;
+        run_sh("perl -e 'fcntl(STDOUT, 1031, 1048576) or die; $| = 1; print \"x\" x 999999, \"\\nend\\n\"'",
+               &o);
+        tap_is_int(o.result.output_bytes[AO_PROC_STDOUT], 1000004, "%s: a full 1 MiB pipe: every byte read",
+                   mode);
+        tap_ok(o.n_lines == 2 && strcmp(o.lines[1], "end") == 0, "%s: and the last line after the long one",
+               mode);
+        outcome_done(&o);
+        run_sh("echo next", &o);
+        tap_ok(o.n_lines == 1 && strcmp(o.lines[0], "next") == 0, "%s: the next run reads only its own line",
+               mode);
+        outcome_done(&o);
+}
+
+/*
  * A descendant that left the hook's process group (setsid) still holds the hook's stdout when the
  * hook is reaped: the group is gone, the tree is not, and the pipe must not serve a later run,
  * where the descendant's late line would land. The FIFOs order it: the descendant has left the
@@ -873,6 +894,7 @@ int main(void)
                 setup(use_spawner);
                 test_exit_and_output();
                 test_pipes_reused();
+                test_full_big_pipe_at_exit();
                 test_stdout_to_file();
                 test_exec_failure();
                 test_many_launches();
