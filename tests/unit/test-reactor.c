@@ -462,6 +462,44 @@ static void test_children(void)
         close(pidfd_copy);
 }
 
+struct unwatched {
+        struct ao_source *child;
+        int reap_result;
+};
+
+static int reap_unwatched(struct ao_source *s, void *userdata)
+{
+        struct unwatched *u = userdata;
+        u->reap_result = ao_source_child_reap(u->child);
+        return 0;
+}
+
+/* AO_CHILD_UNWATCHED: no pidfd, no event of its own; reaped when the caller says so, inside a dispatch. */
+static void test_unwatched_child(void)
+{
+        struct child_counter c = {0};
+        struct unwatched u = {0};
+        pid_t pid = spawn_exit(9);
+        tap_is_int(ao_reactor_add_child(reactor, &u.child, pid, 0, AO_CHILD_UNWATCHED, on_child, &c), -EINVAL,
+                   "unwatched child: refused with a pidfd");
+        tap_is_int(ao_reactor_add_child(reactor, &u.child, pid, -1, AO_CHILD_UNWATCHED, on_child, &c), 0,
+                   "unwatched child: add");
+        siginfo_t si = {0};
+        tap_is_int(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0, "unwatched child: it has exited");
+        tap_is_int(ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC), 0,
+                   "unwatched child: its exit alone dispatches nothing");
+        tap_is_int(c.calls, 0, "unwatched child: no callback yet");
+        struct ao_source *d;
+        (void) ao_reactor_add_defer(reactor, &d, reap_unwatched, &u);
+        (void) ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC);
+        tap_is_int(u.reap_result, 1, "unwatched child: reaped when asked");
+        tap_ok(c.calls == 1 && c.code == CLD_EXITED && c.status == 9 && c.pid == pid,
+               "unwatched child: the callback has its exit status");
+        tap_is_int(waitpid(pid, NULL, WNOHANG), -1, "unwatched child: no zombie left");
+        ao_source_free(d);
+        ao_source_free(u.child);
+}
+
 struct burst_state {
         int reaped;
         int wrong;
@@ -687,6 +725,7 @@ int main(void)
         test_ten_thousand_timers();
         test_signals();
         test_children();
+        test_unwatched_child();
         test_child_burst();
         test_defer_and_post();
         test_wakeup();
