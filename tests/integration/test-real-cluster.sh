@@ -173,6 +173,8 @@ ok $? "the onStartup hook's config patch is written back to the ConfigMap"
 
 # ---- helm ----------------------------------------------------------------------------------------------
 release_status() { h history web --max 1 -o json 2>/dev/null | jq -r '.[-1] | "\(.revision) \(.status)"'; }
+# Helm records a revision as deployed only after it applied the objects, which the test sees first.
+release_is() { [ "$(release_status)" = "$1" ]; }
 is "$(release_status)" "1 deployed" "helm installed the module's release"
 is "$(k -n ao get configmap web-config -o jsonpath='{.data.greeting}')" "hi" \
         "its objects carry the values from the ConfigMap config"
@@ -192,6 +194,7 @@ wait_for greeting_is bonjour
 ok $? "kubectl edits the module's section: the module runs and helm upgrades"
 wait_context own.sh.log '{"binding":"own","filterResult":"bonjour","type":"Event","watchEvent":"Modified"}'
 ok $? "module binding: the upgrade is a Modified event"
+wait_for release_is "2 deployed"
 is "$(release_status)" "2 deployed" "revision 2"
 
 k -n ao delete configmap web-config >/dev/null
@@ -199,6 +202,7 @@ op_wait_for "module 'web': ConfigMap ao/web-config of its release is missing: ru
 ok $? "auto-healing notices the deleted object"
 wait_for cm_exists web-config
 ok $? "and the module run brings it back"
+wait_for release_is "3 deployed"
 is "$(release_status)" "3 deployed" "with revision 3"
 
 # ---- the API server restarted, etcd compacted ----------------------------------------------------------------
