@@ -6,10 +6,8 @@
 #include "ao/hook-run.h"
 
 #include <cjson/cJSON.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>

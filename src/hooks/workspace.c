@@ -363,7 +363,6 @@ static bool holds_as_many(const struct workspace *w, int dirfd, const struct sta
         return lists_exactly(dirfd, files);
 }
 
-/* Input @i is still, under its name, the plain file the operator made and holds. */
 /*
  * Input @i is still, under its name, the plain file the operator made and holds; its size is noted
  * for the next write. Checked here, once no process of the run is left, rather than before each
@@ -548,7 +547,6 @@ static ssize_t input_index(const struct run_files *files, const char *name)
         return -1;
 }
 
-/* Make input @i, or check the one held is still a plain file with one name: (*@ret_st) its size. */
 /* Input @i made (a new directory's) or held already (a reused one's, checked when it was released). */
 static int hold_input(struct run_dir *rd, size_t i, const struct ao_sandbox_profile *profile)
 {
