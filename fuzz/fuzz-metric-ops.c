@@ -23,6 +23,7 @@
 #include "ao/metric-ops.h"
 #include "ao/metrics.h"
 #include "ao/strbuf.h"
+#include "ao/yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -98,12 +99,15 @@ static void check_op(const struct ao_metric_op *op)
         }
 }
 
+/*
+ * Printed with the project's exact printer: cJSON's own prints 15 significant digits whenever they
+ * come within an epsilon of the value, so 100 and the next double up would both read "100".
+ */
 static char *to_text(const struct ao_metric_ops *ops)
 {
         cJSON *json = ao_metric_ops_to_json(ops);
         check(json != NULL);
-        char *s = cJSON_PrintUnformatted(json);
-        check(s != NULL);
+        char *s = ao_json_canonical(json);
         cJSON_Delete(json);
         return s;
 }
@@ -118,8 +122,7 @@ static void check_round_trip(const struct ao_metric_ops *ops)
 
         check(json != NULL);
         for (const cJSON *c = json->child; c; c = c->next) {
-                char *one = cJSON_PrintUnformatted(c);
-                check(one != NULL);
+                char *one = ao_json_canonical(c);
                 ao_strbuf_append(&sb, one);
                 ao_strbuf_append_c(&sb, '\n');
                 free(one);
