@@ -363,7 +363,14 @@ static void append_selectors(struct ao_strbuf *q, const struct informer *inf)
         }
 }
 
-/* Emit what changed between the old store and the fresh list, then keep the fresh one. */
+/*
+ * Emit what changed between the old store and the fresh list, then keep the fresh one.
+ *
+ * The whole difference is one dispatch: the fresh texts must outlive it. Were each event its own
+ * dispatch, the end of the first would find no subscriber waiting for the texts and drop them,
+ * and every later Added or Modified of the difference would have no text left to send (a real
+ * server's outage showed exactly that: deletions arrived, creations but the first did not).
+ */
 static void replace_store(struct informer *inf)
 {
         struct ao_hashmap *old = inf->objects, *fresh = inf->listing;
@@ -373,6 +380,7 @@ static void replace_store(struct informer *inf)
         inf->texts_held = true; /* a fresh list has every text, until no subscriber waits for them */
         inf->listing = NULL;
         inf->listing_texts = NULL;
+        inf->dispatching++;
         size_t iter = 0;
         const char *key;
         void *value;
@@ -397,6 +405,8 @@ static void replace_store(struct informer *inf)
         }
         ao_hashmap_free(old);
         texts_free(old_texts);
+        if (--inf->dispatching == 0)
+                reap_subs(inf);
 }
 
 static void list_finished(struct informer *inf, const char *resource_version)

@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 # get-apiserver.sh [CACHE_DIR]: print the path of a real kube-apiserver (v1.20) for the cluster
 # tests, building it only when CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/addon-operator-c/apiserver)
-# lacks it. Only the path goes to stdout; messages go to stderr.
+# lacks it. Only the path goes to stdout; messages go to stderr. The same build makes the
+# kube-controller-manager of that version, cached beside it as kube-controller-manager-VERSION
+# (a real cluster runs one: the garbage collector finishes foreground deletes, the namespace
+# controller finishes namespace deletion); `get-apiserver.sh --controller-manager [CACHE_DIR]`
+# prints its path instead.
 #
 # Debian ships no kube-apiserver binary, but bookworm's `kubernetes` source package (which only
 # builds kubectl) is the whole upstream tree with its vendor/ directory, so the server builds
@@ -13,7 +17,7 @@
 #     golang-github-modern-go-reflect2-dev: the vendored reflect2 v1.0.1 reads Go runtime
 #     internals that changed in Go 1.18 (json-iterator then crashes at run time), so Debian's
 #     1.0.2 replaces vendor/github.com/modern-go/reflect2;
-#   - upstream's `make WHAT=cmd/kube-apiserver`: a bare `go build` misses the generated
+#   - upstream's `make WHAT="cmd/kube-apiserver cmd/kube-controller-manager"`: a bare `go build` misses the generated
 #     zz_generated.* files, which the Makefile produces first (hack/lib sets GO111MODULE=off and
 #     a private GOPATH under _output/).
 # The binary is cached under the source package version, so a new Debian upload builds anew.
@@ -46,18 +50,24 @@ usable() {
         esac
 }
 
+want=kube-apiserver
+if [ "${1:-}" = --controller-manager ]; then
+        want=kube-controller-manager
+        shift
+fi
 cache=${1:-${XDG_CACHE_HOME:-$HOME/.cache}/addon-operator-c/apiserver}
 [ -d "$cache" ] && cache=$(cd "$cache" && pwd)
-dest=$cache/kube-apiserver-$SRC_VERSION
 
-if usable "$dest"; then
-        echo "$dest"
-        exit 0
-fi
+# built: both binaries of this version are in the cache; prints the one asked for.
+built() {
+        usable "$cache/kube-apiserver-$SRC_VERSION" && usable "$cache/kube-controller-manager-$SRC_VERSION" || return 1
+        echo "$cache/$want-$SRC_VERSION"
+}
+
+built && exit 0
 
 mkdir -p "$cache" || die "cannot create the cache directory '$cache'"
 cache=$(cd "$cache" && pwd)
-dest=$cache/kube-apiserver-$SRC_VERSION
 
 # One builder at a time: a second caller waits here, then finds the first one's result.
 exec 9>>"$cache/.lock"
@@ -65,13 +75,11 @@ if ! flock -n 9; then
         say "another get-apiserver.sh is building in '$cache'; waiting for it (up to 1 hour)"
         flock -w 3600 9 || die "timed out waiting for the lock '$cache/.lock'"
 fi
-if usable "$dest"; then
-        echo "$dest"
-        exit 0
-fi
+built && exit 0
 
 [ "$(id -u)" -eq 0 ] || die "building kube-apiserver needs root (apt-get installs build dependencies and" \
-        "a deb-src entry); run this once as root, or put a v1.20 kube-apiserver at '$dest'"
+        "a deb-src entry); run this once as root, or put v1.20 binaries at" \
+        "'$cache/kube-apiserver-$SRC_VERSION' and '$cache/kube-controller-manager-$SRC_VERSION'"
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script builds from Debian's source package"
 
 export DEBIAN_FRONTEND=noninteractive
@@ -173,27 +181,36 @@ rm -rf "$vendored"
 cp -a "$REFLECT2" "$vendored"
 find "$vendored" -name '*_test.go' -delete
 
-say "building kube-apiserver with $(go version | cut -d' ' -f3) (about 4 to 6 minutes on 2 cores;" \
-        "log: $cache/build.log)"
+say "building kube-apiserver and kube-controller-manager with $(go version | cut -d' ' -f3) (about 6 to 9" \
+        "minutes on 2 cores; log: $cache/build.log)"
 mkdir -p "$work/gopath" "$work/gocache" "$work/tmp"
 # hack/lib/golang.sh sets its own GOPATH and GOCACHE under _output/ (inside $work too); the ones
-# here catch any go command run outside it. CGO_ENABLED=0 as debian/rules does: a static binary.
+# here catch any go command run outside it. CGO_ENABLED=0 as debian/rules does: static binaries.
 if ! (cd "$src" && env GOPATH="$work/gopath" GOCACHE="$work/gocache" TMPDIR="$work/tmp" GOFLAGS= \
-        GO111MODULE=off CGO_ENABLED=0 KUBE_VERBOSE=1 make WHAT=cmd/kube-apiserver) >"$cache/build.log" 2>&1; then
+        GO111MODULE=off CGO_ENABLED=0 KUBE_VERBOSE=1 make WHAT="cmd/kube-apiserver cmd/kube-controller-manager") \
+        >"$cache/build.log" 2>&1; then
         tail -n 30 "$cache/build.log" >&2
-        die "'make WHAT=cmd/kube-apiserver' failed after $((SECONDS - start)) s (whole log: $cache/build.log)"
+        die "'make WHAT=\"cmd/kube-apiserver cmd/kube-controller-manager\"' failed after $((SECONDS - start)) s" \
+                "(whole log: $cache/build.log)"
 fi
 
-built=$src/_output/local/bin/linux/amd64/kube-apiserver
-[ -f "$built" ] || built=$src/_output/bin/kube-apiserver
-[ -f "$built" ] || die "the build succeeded but left no kube-apiserver under '$src/_output'"
-version=$("$built" --version 2>&1) || die "the built kube-apiserver does not run: $version"
-case $version in
-"Kubernetes v1.20."*) ;;
-*) die "the built kube-apiserver says '$version', expected Kubernetes v1.20.*" ;;
-esac
-mv -f "$built" "$work/kube-apiserver"
-chmod 0755 "$work/kube-apiserver"
-mv -f "$work/kube-apiserver" "$dest"
-say "$dest is $version (built in $((SECONDS - start)) s)"
-echo "$dest"
+# install NAME: check the built binary NAME says v1.20 and move it into the cache.
+install_binary() {
+        local name=$1 out version
+        out=$src/_output/local/bin/linux/amd64/$name
+        [ -f "$out" ] || out=$src/_output/bin/$name
+        [ -f "$out" ] || die "the build succeeded but left no $name under '$src/_output'"
+        version=$("$out" --version 2>&1) || die "the built $name does not run: $version"
+        case $version in
+        "Kubernetes v1.20."*) ;;
+        *) die "the built $name says '$version', expected Kubernetes v1.20.*" ;;
+        esac
+        mv -f "$out" "$work/$name"
+        chmod 0755 "$work/$name"
+        mv -f "$work/$name" "$cache/$name-$SRC_VERSION"
+        say "$cache/$name-$SRC_VERSION is $version"
+}
+install_binary kube-controller-manager
+install_binary kube-apiserver
+say "built in $((SECONDS - start)) s"
+built || die "the binaries are in '$cache' but do not run"
