@@ -47,8 +47,25 @@ struct ao_informer_sub;
 /** Why a watch or list failed, for kubernetes_client_watch_errors_total{error_type}. */
 typedef void ao_informer_error_observer(const char *error_type, void *userdata);
 
+/** What an informer counts, for the kube_informer_*_total families (docs/METRICS.md). */
+enum ao_informer_stat {
+        AO_INFORMER_RELIST,        /* a list after the first one finished and replaced the store */
+        AO_INFORMER_EXPIRED,       /* 410: the watch's resourceVersion or the list's continue token is gone */
+        AO_INFORMER_WATCH_RESTART, /* a watch started again from its resourceVersion (not after a list) */
+        AO_INFORMER_RECOVERED, /* an event a re-list's difference found, not the watch (@event says which) */
+};
+
+/** Which informer counted: its resource ("v1/configmaps"), namespace ("" for all) and selectors. */
+struct ao_informer_identity {
+        const char *resource, *ns, *label_selector, *field_selector; /* selectors "" when none */
+};
+
+typedef void ao_informer_stat_observer(const struct ao_informer_identity *who, enum ao_informer_stat stat,
+                                       enum ao_watch_type event, void *userdata);
+
 struct ao_informers_options {
         ao_informer_error_observer *on_error; /* may be NULL */
+        ao_informer_stat_observer *on_stat;   /* may be NULL */
         void *userdata;
         uint64_t backoff_scale_percent; /* 100: real back-off; tests make it faster; 0 means 100 */
         unsigned page_size;             /* LIST limit; 0: 500 */

@@ -26,6 +26,7 @@
  * ~25 MB that way.) A subscriber arriving after that gets a fresh LIST.
  */
 #include <cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -95,6 +96,7 @@ struct informer {
         char *continue_token;
         char *resource_version; /* where the next watch starts */
         bool synced;            /* the first list is done */
+        bool watch_resumes;     /* the next watch resumes a stream, rather than following a list */
         bool relist_after_backoff;
         struct ao_kube_request *request; /* the list page or the watch in flight */
         struct ao_watch_decoder *decoder;
@@ -324,6 +326,32 @@ static void report_error(struct informer *inf, const char *error_type)
                 inf->reg->options.on_error(error_type, inf->reg->options.userdata);
 }
 
+static void count(struct informer *inf, enum ao_informer_stat stat, enum ao_watch_type event)
+{
+        if (!inf->reg->options.on_stat)
+                return;
+        char resource[256];
+        snprintf(resource, sizeof(resource), "%s/%s", inf->res->api_version, inf->res->name);
+        struct ao_informer_identity who = {resource, inf->ns ? inf->ns : "",
+                                           inf->label_selector ? inf->label_selector : "",
+                                           inf->field_selector ? inf->field_selector : ""};
+        inf->reg->options.on_stat(&who, stat, event, inf->reg->options.userdata);
+}
+
+/* A 410: what the informer knew is compacted away, it lists again. */
+static void report_expired(struct informer *inf)
+{
+        report_error(inf, "expired");
+        count(inf, AO_INFORMER_EXPIRED, 0);
+}
+
+/* An event of a re-list's difference reaches the subscribers. */
+static void notify_recovered(struct informer *inf, enum ao_watch_type type, const cJSON *obj, bool partial)
+{
+        count(inf, AO_INFORMER_RECOVERED, type);
+        notify(inf, type, obj, partial);
+}
+
 /* Wait, then watch again from the last resourceVersion, or list again if @relist. */
 static void retry_later(struct informer *inf, uint64_t retry_after_usec, bool relist)
 {
@@ -390,7 +418,8 @@ static void replace_store(struct informer *inf)
                         continue;
                 cJSON *obj = cJSON_Parse(now->json);
                 if (obj)
-                        notify(inf, before ? AO_WATCH_EVENT_MODIFIED : AO_WATCH_EVENT_ADDED, obj, false);
+                        notify_recovered(inf, before ? AO_WATCH_EVENT_MODIFIED : AO_WATCH_EVENT_ADDED, obj,
+                                         false);
                 cJSON_Delete(obj);
         }
         iter = 0;
@@ -400,7 +429,7 @@ static void replace_store(struct informer *inf)
                 bool partial;
                 cJSON *obj = stored_object_json(inf, key, value, &partial);
                 if (obj)
-                        notify(inf, AO_WATCH_EVENT_DELETED, obj, partial);
+                        notify_recovered(inf, AO_WATCH_EVENT_DELETED, obj, partial);
                 cJSON_Delete(obj);
         }
         ao_hashmap_free(old);
@@ -413,6 +442,8 @@ static void list_finished(struct informer *inf, const char *resource_version)
 {
         free(inf->resource_version);
         inf->resource_version = resource_version ? ao_xstrdup(resource_version) : NULL;
+        if (inf->synced)
+                count(inf, AO_INFORMER_RELIST, 0);
         replace_store(inf);
         inf->synced = true;
         /* Those from before the first list, and any that came for a list since. */
@@ -420,6 +451,7 @@ static void list_finished(struct informer *inf, const char *resource_version)
                 if (!sub->gone)
                         sub_schedule_synced(sub);
         maybe_drop_texts(inf);
+        inf->watch_resumes = false;
         start_watch(inf);
 }
 
@@ -442,7 +474,7 @@ static void on_list_page(const struct ao_kube_response *resp, void *userdata)
         if (resp->status == 410) {
                 /* An expired continue token: the list starts over. */
                 ao_log(AO_LOG_INFO, "informer %s: list expired (410), listing again", inf->key);
-                report_error(inf, "expired");
+                report_expired(inf);
                 free(inf->continue_token);
                 inf->continue_token = NULL;
                 start_list(inf);
@@ -567,7 +599,7 @@ static void on_watch_done(const struct ao_kube_response *resp, void *userdata)
         if (inf->stream_gone || resp->status == 410) {
                 ao_log(AO_LOG_INFO, "informer %s: resourceVersion %s is too old (410), listing again",
                        inf->key, inf->resource_version ? inf->resource_version : "?");
-                report_error(inf, "expired");
+                report_expired(inf);
                 start_list(inf);
                 return;
         }
@@ -603,6 +635,9 @@ static void start_watch(struct informer *inf)
                 start_list(inf);
                 return;
         }
+        if (inf->watch_resumes)
+                count(inf, AO_INFORMER_WATCH_RESTART, 0);
+        inf->watch_resumes = true; /* any later watch without a list between resumes this one */
         inf->phase = PHASE_WATCHING;
         inf->stream_gone = false;
         ao_error_clear(&inf->stream_error);

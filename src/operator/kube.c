@@ -105,6 +105,7 @@ struct kube_state {
         kube_config_handler *on_config_change;
         kube_config_invalid_handler *on_config_invalid;
         struct ao_metric_family *jq_seconds, *event_seconds, *snapshot_objects, *watch_errors;
+        struct ao_metric_family *relists, *expired, *watch_restarts, *recovered_events;
         struct ao_metric_family *request_results, *request_latency, *limiter_latency;
 };
 
@@ -133,6 +134,22 @@ static void on_watch_error(const char *error_type, void *userdata)
         struct operator_state *op = userdata;
         const char *labels[] = {error_type};
         ao_metric_add(op->kube->watch_errors, labels, 1);
+}
+
+static void on_informer_stat(const struct ao_informer_identity *who, enum ao_informer_stat stat,
+                             enum ao_watch_type event, void *userdata)
+{
+        struct kube_state *k = ((struct operator_state *) userdata)->kube;
+        const char *event_name = event == AO_WATCH_EVENT_ADDED      ? "Added"
+                                 : event == AO_WATCH_EVENT_MODIFIED ? "Modified"
+                                 : event == AO_WATCH_EVENT_DELETED  ? "Deleted"
+                                                                    : "";
+        const char *labels[] = {who->resource, who->ns, who->label_selector, who->field_selector, event_name};
+        struct ao_metric_family *family = stat == AO_INFORMER_RELIST          ? k->relists
+                                          : stat == AO_INFORMER_EXPIRED       ? k->expired
+                                          : stat == AO_INFORMER_WATCH_RESTART ? k->watch_restarts
+                                                                              : k->recovered_events;
+        ao_metric_add(family, labels, 1);
 }
 
 /* One request of the client named @component ("main", "object_patcher") finished. */
@@ -177,6 +194,10 @@ static void register_metrics(struct operator_state *op)
         static const char *const result_labels[] = {"component", "code", "method", "host", NULL};
         static const char *const latency_labels[] = {"component", "verb", "url", NULL};
         static const char *const limiter_labels[] = {"verb", "url", NULL};
+        static const char *const informer_labels[] = {"resource", "namespace", "label_selector",
+                                                      "field_selector", NULL};
+        static const char *const recovered_labels[] = {"resource",       "namespace",   "label_selector",
+                                                       "field_selector", "watch_event", NULL};
         k->jq_seconds = ao_metrics_family(op->metrics, "kube_jq_filter_duration_seconds", AO_METRIC_HISTOGRAM,
                                           "Time spent in jqFilter programs", kube_labels,
                                           ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
@@ -189,6 +210,17 @@ static void register_metrics(struct operator_state *op)
         k->watch_errors =
             ao_metrics_family(op->metrics, "kubernetes_client_watch_errors_total", AO_METRIC_COUNTER,
                               "Watch and list failures by kind", error_labels, NULL, 0);
+        k->relists = ao_metrics_family(op->metrics, "kube_informer_relists_total", AO_METRIC_COUNTER,
+                                       "Lists after an informer's first one", informer_labels, NULL, 0);
+        k->expired =
+            ao_metrics_family(op->metrics, "kube_informer_expired_total", AO_METRIC_COUNTER,
+                              "410 Gone answers to an informer's watch or list", informer_labels, NULL, 0);
+        k->watch_restarts =
+            ao_metrics_family(op->metrics, "kube_informer_watch_restarts_total", AO_METRIC_COUNTER,
+                              "Watches started again from their resourceVersion", informer_labels, NULL, 0);
+        k->recovered_events = ao_metrics_family(
+            op->metrics, "kube_informer_recovered_events_total", AO_METRIC_COUNTER,
+            "Events a re-list's difference found that no watch delivered", recovered_labels, NULL, 0);
         k->request_results =
             ao_metrics_family(op->metrics, "kubernetes_client_request_result_total", AO_METRIC_COUNTER,
                               "Kubernetes API requests by status code", result_labels, NULL, 0);
@@ -960,6 +992,7 @@ int kube_start(struct operator_state *op, struct ao_error *reterr)
         if (r < 0)
                 return r;
         struct ao_informers_options inf_options = {.on_error = on_watch_error,
+                                                   .on_stat = on_informer_stat,
                                                    .userdata = op,
                                                    .backoff_scale_percent =
                                                        (uint64_t) (s->retry_delay_scale * 100 + 0.5)};

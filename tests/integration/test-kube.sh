@@ -223,6 +223,22 @@ like "$(ctx "$work/logs/full.sh.log" 2)" '^\{"binding":"all","object":\{.*"name"
 is "$(contexts "$work/logs/full.sh.log" | wc -l)" 2 "the second hook saw no Added or Modified"
 
 # ---- 410 Gone: the informer lists again and delivers the difference ------------------------------
+informer_counters() { # "name[:watch_event] value" lines for the informer of namespace "test"
+        curl -sf "http://127.0.0.1:$port/metrics" |
+                grep -E '^addon_operator_kube_informer_[a-z_]+\{[^}]*resource="v1/configmaps",namespace="test",label_selector="",field_selector=""' |
+                sed -E 's/^addon_operator_kube_informer_([a-z_]+)\{.*watch_event="([A-Za-z]+)".*\} /\1:\2 /; s/^addon_operator_kube_informer_([a-z_]+)\{[^}]*\} /\1 /'
+}
+counter_delta() { # counter_delta BEFORE AFTER NAME...: each NAME's growth, space-separated
+        local before=$1 after=$2 name b a out=()
+        shift 2
+        for name; do
+                b=$(printf '%s\n' "$before" | awk -v n="$name" '$1 == n { print $2 }')
+                a=$(printf '%s\n' "$after" | awk -v n="$name" '$1 == n { print $2 }')
+                out+=($((${a:-0} - ${b:-0})))
+        done
+        echo "${out[*]}"
+}
+informer_before=$(informer_counters)
 # Every watch attempt fails with 500 while the cluster changes and history is compacted away.
 fk POST /fake/faults '{"method":"GET","path":"/configmaps$","watch":true,"action":"status","status":500,"count":-1}' >/dev/null
 fk POST /fake/close-watches >/dev/null
@@ -250,6 +266,14 @@ print(" ".join(("W" if r["watch"] else "L")+str(r["status"]) for r in json.load(
         '^(W500 )*W200 L200 W200' "the stale watch got 410 in a 200 stream, then one list, then a watch"
 op_wait_for 'too old \(410\), listing again'
 ok $? "the 410 is logged"
+# The counters a user alerts on, for the informer of namespace "test" without selectors: what the
+# 410 added to them (restarts: one per failed attempt, their number depends on the back-off).
+informer_after=$(informer_counters)
+is "$(counter_delta "$informer_before" "$informer_after" expired_total relists_total \
+        recovered_events_total:Added recovered_events_total:Modified recovered_events_total:Deleted)" \
+        "1 1 3 1 1" "informer counters: one 410, one re-list, its difference's 3 Added, 1 Modified and 1 Deleted"
+ok "$(($(counter_delta "$informer_before" "$informer_after" watch_restarts_total) >= 1 ? 0 : 1))" \
+        "informer counters: the watch restarts are counted"
 
 # ---- a stream cut in the middle of an event ------------------------------------------------------
 fk POST /fake/faults '{"method":"GET","path":"/namespaces/test/configmaps$","watch":true,"action":"drop_mid_event","count":1}' >/dev/null
