@@ -7,16 +7,26 @@
 #   stop WORKDIR               kill both, remove the etcd data and the keys (logs and env stay)
 #   restart-apiserver WORKDIR  SIGKILL kube-apiserver, start it again on the same port, wait for /readyz
 #   compact WORKDIR            compact etcd to its current revision (printed on stdout)
+#   stop-apiserver WORKDIR     SIGKILL kube-apiserver and leave it down (an outage)
+#   start-apiserver WORKDIR    start it again on the same port (after stop-apiserver), wait for /readyz
+#   pause-apiserver WORKDIR    SIGSTOP kube-apiserver: its connections stay open and carry nothing
+#   resume-apiserver WORKDIR   SIGCONT it
+#   restart-etcd WORKDIR       SIGKILL etcd, start it again on the same data and ports, wait for /health
+#   start-apiserver2 WORKDIR   a second kube-apiserver on the same etcd, its own port (API2 in env)
+#   stop-apiserver2 WORKDIR    stop the second one
 #
 # `start` writes into WORKDIR:
 #   env                   shell-sourceable: API, CA, ADMIN_TOKEN, OPERATOR_TOKEN, ETCD_ENDPOINT,
-#                         APISERVER_PID, ETCD_PID, APISERVER_PORT, KUBECONFIG_ADMIN, KUBECONFIG_OPERATOR
+#                         APISERVER_PID, ETCD_PID, APISERVER_PORT, KUBECONFIG_ADMIN, KUBECONFIG_OPERATOR,
+#                         CONTROLLER_MANAGER_PID; API2, APISERVER2_PORT, APISERVER2_PID once started
 #   kubeconfig-admin      user "admin", group system:masters
 #   kubeconfig-operator   user system:serviceaccount:ao:addon-operator (groups system:serviceaccounts,
 #                         system:serviceaccounts:ao); no RBAC is granted to it here
 #   pki/                  CA, serving cert (127.0.0.1, localhost), service-account key pair, token file
-#   etcd.log apiserver.log cluster.log
-# There is no controller-manager or scheduler: objects are stored and watched, nothing reconciles them.
+#   etcd.log apiserver.log apiserver2.log controller-manager.log cluster.log
+# A kube-controller-manager of the same version runs the garbage collector and the namespace
+# controller, as in any real cluster: foreground deletes and namespace deletion complete. There is
+# no scheduler and no other controller: pods stay pending, nothing else reconciles.
 #
 # Environment: AO_APISERVER (a kube-apiserver binary; default: get-apiserver.sh's),
 # AO_APISERVER_CACHE (get-apiserver.sh's CACHE_DIR), AO_CLUSTER_TIMEOUT (readiness timeout, s, default 60),
@@ -38,7 +48,7 @@ say() {
 }
 
 usage() {
-        echo "usage: cluster.sh start|stop|restart-apiserver|compact WORKDIR" >&2
+        echo "usage: cluster.sh start|stop|restart-apiserver|compact|stop-apiserver|start-apiserver|pause-apiserver|resume-apiserver|restart-etcd|start-apiserver2|stop-apiserver2 WORKDIR" >&2
         exit 2
 }
 
@@ -143,36 +153,102 @@ log_tail() {
         tail -n 25 "$1" >&2 || true
 }
 
-# readyz: 0 if kube-apiserver answers /readyz with "ok".
+# readyz [URL]: 0 if the kube-apiserver at URL (default: the first) answers /readyz with "ok".
 readyz() {
         [ "$(curl -s --max-time 2 --cacert "$CA" -H "Authorization: Bearer $ADMIN_TOKEN" \
-                "$API/readyz" 2>/dev/null)" = ok ]
+                "${1:-$API}/readyz" 2>/dev/null)" = ok ]
 }
 
 # start_apiserver: run kube-apiserver with the flags saved in WORKDIR/apiserver.args; sets APISERVER_PID.
 start_apiserver() {
+        APISERVER_PID=$(start_apiserver_on "$APISERVER_PORT" apiserver.log)
+}
+
+# start_apiserver_on PORT LOG: a kube-apiserver with the saved flags on PORT, logging to WORKDIR/LOG;
+# prints its pid. Every instance shares etcd, keys and tokens: one cluster, several API servers.
+start_apiserver_on() {
         local bin args=()
         bin=$(cat "$W/apiserver.bin")
         mapfile -t args <"$W/apiserver.args"
-        echo "=== $(date +%T) starting $bin" >>"$W/apiserver.log"
-        "$bin" "${args[@]}" </dev/null >>"$W/apiserver.log" 2>&1 &
-        APISERVER_PID=$!
+        echo "=== $(date +%T) starting $bin on port $1" >>"$W/$2"
+        "$bin" "${args[@]}" "--secure-port=$1" </dev/null >>"$W/$2" 2>&1 &
+        echo $!
 }
 
-# wait_apiserver: poll /readyz until ok or the timeout.
+# wait_apiserver [URL PID LOG]: poll URL/readyz (default: the first API server) until ok or the timeout.
 wait_apiserver() {
+        local url=${1:-$API} pid=${2:-$APISERVER_PID} log=${3:-$W/apiserver.log}
         local deadline=$((SECONDS + timeout))
-        until readyz; do
-                if ! alive "$APISERVER_PID"; then
-                        log_tail "$W/apiserver.log"
-                        die "kube-apiserver (pid $APISERVER_PID) exited before it was ready"
+        until readyz "$url"; do
+                if ! alive "$pid"; then
+                        log_tail "$log"
+                        die "kube-apiserver (pid $pid) exited before it was ready"
                 fi
                 if [ "$SECONDS" -ge "$deadline" ]; then
-                        log_tail "$W/apiserver.log"
-                        die "kube-apiserver did not answer /readyz with ok within ${timeout} s"
+                        log_tail "$log"
+                        die "kube-apiserver at $url did not answer /readyz with ok within ${timeout} s"
                 fi
                 poll_pause
         done
+}
+
+# start_etcd: etcd with the flags saved in WORKDIR/etcd.args; sets ETCD_PID.
+start_etcd() {
+        local bin args=()
+        bin=$(cat "$W/etcd.bin")
+        mapfile -t args <"$W/etcd.args"
+        echo "=== $(date +%T) starting $bin" >>"$W/etcd.log"
+        "$bin" "${args[@]}" </dev/null >>"$W/etcd.log" 2>&1 &
+        ETCD_PID=$!
+}
+
+wait_etcd() {
+        local deadline=$((SECONDS + timeout))
+        until curl -s --max-time 1 "$ETCD_ENDPOINT/health" 2>/dev/null | grep -q '"health":"true"'; do
+                alive "$ETCD_PID" || {
+                        log_tail "$W/etcd.log"
+                        die "etcd (pid $ETCD_PID) exited before it was healthy"
+                }
+                [ "$SECONDS" -lt "$deadline" ] || {
+                        log_tail "$W/etcd.log"
+                        die "etcd was not healthy within ${timeout} s"
+                }
+                poll_pause
+        done
+}
+
+# start_controller_manager: kube-controller-manager with the garbage collector and the namespace
+# controller, talking to the first API server as admin; waits until both controllers started.
+# No serving ports (--port=0 --secure-port=0), no leader election: one instance, nothing to probe.
+start_controller_manager() {
+        local bin
+        if [ -n "${AO_CONTROLLER_MANAGER:-}" ]; then
+                bin=$AO_CONTROLLER_MANAGER
+        else
+                bin=$("$here/get-apiserver.sh" --controller-manager ${AO_APISERVER_CACHE:+"$AO_APISERVER_CACHE"}) ||
+                        die "get-apiserver.sh could not provide a kube-controller-manager"
+        fi
+        echo "=== $(date +%T) starting $bin" >>"$W/controller-manager.log"
+        "$bin" "--kubeconfig=$KUBECONFIG_ADMIN" --controllers=garbagecollector,namespace --leader-elect=false \
+                --port=0 --secure-port=0 --use-service-account-credentials=false \
+                </dev/null >>"$W/controller-manager.log" 2>&1 &
+        CONTROLLER_MANAGER_PID=$!
+        write_env
+        local deadline=$((SECONDS + timeout)) started
+        while :; do
+                started=$(grep -cE 'Started "(garbagecollector|namespace)"' "$W/controller-manager.log" || true)
+                [ "${started:-0}" -ge 2 ] && break
+                alive "$CONTROLLER_MANAGER_PID" || {
+                        log_tail "$W/controller-manager.log"
+                        die "kube-controller-manager (pid $CONTROLLER_MANAGER_PID) exited before its controllers started"
+                }
+                [ "$SECONDS" -lt "$deadline" ] || {
+                        log_tail "$W/controller-manager.log"
+                        die "kube-controller-manager did not start its controllers within ${timeout} s"
+                }
+                poll_pause
+        done
+        say "kube-controller-manager runs the garbage collector and the namespace controller (pid $CONTROLLER_MANAGER_PID)"
 }
 
 # write_env: WORKDIR/env from the current variables (atomically).
@@ -181,7 +257,8 @@ write_env() {
         {
                 echo "# written by tests/cluster/cluster.sh; source it"
                 for v in API APISERVER_PORT CA ADMIN_TOKEN OPERATOR_TOKEN ETCD_ENDPOINT APISERVER_PID ETCD_PID \
-                        KUBECONFIG_ADMIN KUBECONFIG_OPERATOR CLUSTER_WORKDIR; do
+                        KUBECONFIG_ADMIN KUBECONFIG_OPERATOR CLUSTER_WORKDIR CONTROLLER_MANAGER_PID API2 \
+                        APISERVER2_PORT APISERVER2_PID; do
                         printf '%s=%q\n' "$v" "${!v}"
                 done
         } >"$W/env.tmp"
@@ -259,6 +336,7 @@ make_pki() {
 
 start_failed() {
         [ "$1" -eq 0 ] && return 0
+        kill_wait "$CONTROLLER_MANAGER_PID" KILL
         kill_wait "$APISERVER_PID" KILL
         kill_wait "$ETCD_PID" KILL
         rm -rf "$W/etcd-data"
@@ -280,6 +358,10 @@ cmd_start() {
         : >"$W/cluster.log"
         APISERVER_PID=
         ETCD_PID=
+        CONTROLLER_MANAGER_PID=
+        API2=
+        APISERVER2_PORT=
+        APISERVER2_PID=
         # A start that fails half-way leaves nothing running.
         trap 'start_failed $?' EXIT
         for c in curl openssl python3 base64 flock; do
@@ -314,29 +396,16 @@ cmd_start() {
         if "$etcd_bin" --help 2>&1 | grep -q -- '--unsafe-no-fsync'; then
                 etcd_flags+=(--unsafe-no-fsync)
         fi
-        echo "=== $(date +%T) starting $etcd_bin" >>"$W/etcd.log"
-        "$etcd_bin" --name ao-test --data-dir "$W/etcd-data" \
+        echo "$etcd_bin" >"$W/etcd.bin"
+        printf '%s\n' --name ao-test --data-dir "$W/etcd-data" \
                 --listen-client-urls "$ETCD_ENDPOINT" --advertise-client-urls "$ETCD_ENDPOINT" \
                 --listen-peer-urls "http://127.0.0.1:$etcd_peer_port" \
                 --initial-advertise-peer-urls "http://127.0.0.1:$etcd_peer_port" \
                 --initial-cluster "ao-test=http://127.0.0.1:$etcd_peer_port" --initial-cluster-state new \
-                --logger zap --log-outputs stderr "${etcd_flags[@]}" \
-                </dev/null >>"$W/etcd.log" 2>&1 &
-        ETCD_PID=$!
+                --logger zap --log-outputs stderr "${etcd_flags[@]}" >"$W/etcd.args"
+        start_etcd
         write_env
-
-        local deadline=$((SECONDS + timeout))
-        until curl -s --max-time 1 "$ETCD_ENDPOINT/health" 2>/dev/null | grep -q '"health":"true"'; do
-                alive "$ETCD_PID" || {
-                        log_tail "$W/etcd.log"
-                        die "etcd (pid $ETCD_PID) exited before it was healthy"
-                }
-                [ "$SECONDS" -lt "$deadline" ] || {
-                        log_tail "$W/etcd.log"
-                        die "etcd was not healthy within ${timeout} s"
-                }
-                poll_pause
-        done
+        wait_etcd
         say "etcd is up at $ETCD_ENDPOINT (pid $ETCD_PID)"
 
         echo "$apiserver_bin" >"$W/apiserver.bin"
@@ -348,7 +417,6 @@ cmd_start() {
         printf '%s\n' \
                 --advertise-address=127.0.0.1 \
                 --bind-address=127.0.0.1 \
-                "--secure-port=$APISERVER_PORT" \
                 --insecure-port=0 \
                 "--etcd-servers=$ETCD_ENDPOINT" \
                 "--cert-dir=$W/pki" \
@@ -377,6 +445,9 @@ cmd_start() {
         write_kubeconfig "$KUBECONFIG_OPERATOR" addon-operator "$OPERATOR_TOKEN"
         wait_apiserver
         say "kube-apiserver is ready at $API (pid $APISERVER_PID)"
+        if [ -z "${AO_NO_CONTROLLER_MANAGER:-}" ]; then
+                start_controller_manager
+        fi
 
         local code
         code=$(curl -s --max-time 10 -o "$W/ns-ao.json" -w '%{http_code}' --cacert "$CA" \
@@ -397,6 +468,9 @@ cmd_stop() {
         if [ -f "$W/env" ]; then
                 # shellcheck disable=SC1091
                 . "$W/env"
+                kill -CONT "${APISERVER_PID:-0}" 2>/dev/null || true # a paused one cannot die of TERM
+                kill_wait "${CONTROLLER_MANAGER_PID:-}" TERM
+                kill_wait "${APISERVER2_PID:-}" TERM
                 kill_wait "${APISERVER_PID:-}" TERM
                 kill_wait "${ETCD_PID:-}" TERM
         fi
@@ -415,6 +489,73 @@ cmd_restart_apiserver() {
         write_env
         wait_apiserver
         say "kube-apiserver restarted (pid $APISERVER_PID) in $((SECONDS - t0)) s"
+}
+
+# load_running: the env of a started cluster, with its saved flags.
+load_running() {
+        W=$(cd "$W" && pwd)
+        load_env
+        [ -f "$W/apiserver.args" ] && [ -f "$W/apiserver.bin" ] || die "no saved kube-apiserver flags in '$W'"
+}
+
+cmd_stop_apiserver() {
+        load_running
+        kill -CONT "$APISERVER_PID" 2>/dev/null || true
+        kill_wait "$APISERVER_PID" KILL
+        say "kube-apiserver stopped (pid $APISERVER_PID)"
+}
+
+cmd_start_apiserver() {
+        load_running
+        ours "$APISERVER_PID" && die "kube-apiserver (pid $APISERVER_PID) is running"
+        local t0=$SECONDS
+        start_apiserver
+        write_env
+        wait_apiserver
+        say "kube-apiserver started again (pid $APISERVER_PID) in $((SECONDS - t0)) s"
+}
+
+cmd_pause_apiserver() {
+        load_running
+        ours "$APISERVER_PID" || die "kube-apiserver (pid $APISERVER_PID) is not running"
+        kill -STOP "$APISERVER_PID"
+        say "kube-apiserver paused (SIGSTOP, pid $APISERVER_PID)"
+}
+
+cmd_resume_apiserver() {
+        load_running
+        kill -CONT "$APISERVER_PID" 2>/dev/null || die "kube-apiserver (pid $APISERVER_PID) is not running"
+        say "kube-apiserver resumed (SIGCONT, pid $APISERVER_PID)"
+}
+
+cmd_restart_etcd() {
+        load_running
+        [ -f "$W/etcd.args" ] && [ -f "$W/etcd.bin" ] || die "no saved etcd flags in '$W'"
+        local t0=$SECONDS
+        kill_wait "$ETCD_PID" KILL
+        # A restart joins the cluster it made, with its data: never "new" again.
+        sed -i 's/^new$/existing/' "$W/etcd.args"
+        start_etcd
+        write_env
+        wait_etcd
+        say "etcd restarted (pid $ETCD_PID) in $((SECONDS - t0)) s"
+}
+
+cmd_start_apiserver2() {
+        load_running
+        ours "${APISERVER2_PID:-}" && die "a second kube-apiserver (pid $APISERVER2_PID) is running"
+        [ -n "${APISERVER2_PORT:-}" ] || APISERVER2_PORT=$(free_ports 1)
+        API2=https://127.0.0.1:$APISERVER2_PORT
+        APISERVER2_PID=$(start_apiserver_on "$APISERVER2_PORT" apiserver2.log)
+        write_env
+        wait_apiserver "$API2" "$APISERVER2_PID" "$W/apiserver2.log"
+        say "a second kube-apiserver is ready at $API2 (pid $APISERVER2_PID)"
+}
+
+cmd_stop_apiserver2() {
+        load_running
+        kill_wait "${APISERVER2_PID:-}" TERM
+        say "the second kube-apiserver stopped"
 }
 
 cmd_compact() {
@@ -439,5 +580,12 @@ start) cmd_start ;;
 stop) cmd_stop ;;
 restart-apiserver) cmd_restart_apiserver ;;
 compact) cmd_compact ;;
+stop-apiserver) cmd_stop_apiserver ;;
+start-apiserver) cmd_start_apiserver ;;
+pause-apiserver) cmd_pause_apiserver ;;
+resume-apiserver) cmd_resume_apiserver ;;
+restart-etcd) cmd_restart_etcd ;;
+start-apiserver2) cmd_start_apiserver2 ;;
+stop-apiserver2) cmd_stop_apiserver2 ;;
 *) usage ;;
 esac

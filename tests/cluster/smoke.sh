@@ -222,11 +222,52 @@ like "$out" '"type":"ERROR".*"code":410|HTTP 410' "after the restart, a configma
 out=$(k -n ao delete configmap smoke 2>&1)
 ok $? "kubectl delete configmap after the restart ($out)"
 
-# 8. stop: both processes end, the etcd data is removed, the logs stay.
+# 8. The controller manager: a foreground delete completes (the garbage collector removes the
+# dependent, then the owner's foregroundDeletion finalizer), and so does a namespace's deletion.
+k create namespace smoke-gc >/dev/null
+k -n smoke-gc create configmap owner >/dev/null
+uid=$(k -n smoke-gc get configmap owner -o 'jsonpath={.metadata.uid}')
+k apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: dependent
+  namespace: smoke-gc
+  ownerReferences: [{apiVersion: v1, kind: ConfigMap, name: owner, uid: "$uid", blockOwnerDeletion: true}]
+EOF
+out=$(k -n smoke-gc delete configmap owner --cascade=foreground --wait=true --timeout=30s 2>&1)
+ok $? "a foreground delete completes ($out)"
+is "$(k -n smoke-gc get configmaps -o name 2>&1)" "" "the garbage collector deleted the dependent first"
+out=$(k delete namespace smoke-gc --wait=true --timeout=60s 2>&1)
+ok $? "a namespace deletion completes ($out)"
+
+# 9. The faults the chaos suite injects: a second API server on the same etcd sees the same
+# objects; a paused API server answers nothing until resumed; an outage and an etcd restart keep
+# the data.
+k -n ao create configmap smoke2 --from-literal=a=c >/dev/null
+"$cluster" start-apiserver2 "$work" 2>>"$work/cluster.err"
+ok $? "cluster.sh start-apiserver2"
+# shellcheck disable=SC1091
+. "$work/env"
+is "$(curl -s --max-time 10 --cacert "$CA" -H "Authorization: Bearer $ADMIN_TOKEN" "$API2/api/v1/namespaces/ao/configmaps/smoke2" |
+        jget 'j["data"]["a"]')" c "the second API server serves the same objects"
+"$cluster" pause-apiserver "$work" 2>>"$work/cluster.err"
+is "$(curl -s --max-time 1 -o /dev/null -w '%{http_code}' --cacert "$CA" "$API/readyz")" 000 \
+        "a paused API server does not answer"
+"$cluster" resume-apiserver "$work" 2>>"$work/cluster.err"
+is "$(api /readyz)" ok "resumed, it answers again"
+"$cluster" stop-apiserver "$work" 2>>"$work/cluster.err" && "$cluster" restart-etcd "$work" 2>>"$work/cluster.err" &&
+        "$cluster" start-apiserver "$work" 2>>"$work/cluster.err"
+ok $? "stop-apiserver, restart-etcd, start-apiserver"
+# shellcheck disable=SC1091
+. "$work/env"
+is "$(k -n ao get configmap smoke2 -o 'jsonpath={.data.a}' 2>&1)" c "the data outlives the outage and the etcd restart"
+
+# 10. stop: every process ends, the etcd data is removed, the logs stay.
 "$cluster" stop "$work" 2>>"$work/cluster.err"
 ok $? "cluster.sh stop"
-ok "$(gone "$APISERVER_PID" && gone "$ETCD_PID"; echo $?)" \
-        "kube-apiserver and etcd are gone"
+ok "$(gone "$APISERVER_PID" && gone "$ETCD_PID" && gone "$CONTROLLER_MANAGER_PID" && gone "$APISERVER2_PID"; echo $?)" \
+        "both API servers, etcd and the controller manager are gone"
 ok "$([ ! -e "$work/etcd-data" ] && [ -s "$work/apiserver.log" ] && [ -s "$work/etcd.log" ]; echo $?)" \
         "etcd data removed, logs kept"
 
