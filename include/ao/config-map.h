@@ -59,9 +59,15 @@ struct ao_config_map *ao_config_map_free(struct ao_config_map *cm);
 /** The current data (parsed form, borrowed): the server's, with unsent writes laid over it. */
 const struct cJSON *ao_config_map_data(const struct ao_config_map *cm);
 
-/** Set @key to @value (parsed form; NULL removes the key) now, and send it. */
-int ao_config_map_set(struct ao_config_map *cm, const char *key, const struct cJSON *value,
-                      struct ao_error *reterr);
+/**
+ * Apply the RFC 6902 operations @ops to @key's section (paths start with "/<key>/") and send the
+ * result. Until the server accepts it, the operations stay pending as operations, not as the
+ * section they made: when the section changes on the server meanwhile (a user's edit), they are
+ * applied again on top of what is there now, so neither the edit nor the patch is lost. An
+ * operation that no longer applies to the edited section is dropped with a warning naming it.
+ */
+int ao_config_map_patch(struct ao_config_map *cm, const char *key, const struct cJSON *ops,
+                        struct ao_error *reterr);
 
 /** Keys written and not yet accepted by the server. */
 size_t ao_config_map_pending(const struct ao_config_map *cm);

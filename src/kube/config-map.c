@@ -2,13 +2,15 @@
 /*
  * The ConfigMap config store (include/ao/config-map.h).
  *
- * State: the data the server has (parsed), the resourceVersion it came with, and "pending": the
- * keys the operator set that the server has not accepted yet (value, or JSON null for "remove").
- * What callers see is the server's data with pending laid over it.
+ * State: the data the server has (parsed), the resourceVersion it came with, and what the
+ * operator changed that the server has not accepted yet: JSON patch operations on a key's section
+ * ("pending_ops"). What callers see is the server's data with them applied, computed again
+ * whenever the server's data changes: a config patch of a hook stays a patch until it is stored, so a user's edit of the same
+ * section that lands first is kept, and the patch is applied on top of it.
  *
- * One write is in flight at a time; it carries every pending key. When it lands, the keys it
- * carried leave pending unless they were set again meanwhile (each key remembers the
- * generation of its last set).
+ * One write is in flight at a time; it carries every pending key, as callers see it. When it
+ * lands, the keys it carried leave pending unless they were changed again meanwhile (each key
+ * remembers the generation of its last change).
  */
 #include <cJSON.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "ao/config-data.h"
 #include "ao/config-map.h"
 #include "ao/informer.h"
+#include "ao/jsonpatch.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
 #include "ao/log.h"
@@ -32,10 +35,11 @@ struct ao_config_map {
         char *namespace_, *name, *display;
         char *path; /* the object's API path */
         struct ao_informer_sub *sub;
-        cJSON *server;             /* parsed data as the server has it */
+        cJSON *server;             /* parsed data as the server had it when last valid */
+        cJSON *server_raw;         /* the server's data as it is now, valid or not (key → text) */
         char *resource_version;    /* of that data; NULL: the object does not exist */
-        cJSON *pending;            /* key → value (null: remove) */
-        cJSON *pending_generation; /* key → generation of its last set */
+        cJSON *pending_ops;        /* key → JSON patch operations on {key: section}, not yet stored */
+        cJSON *pending_generation; /* key → generation of its last change */
         cJSON *data;               /* server + pending, what callers see */
         unsigned generation;
         struct ao_kube_request *write;
@@ -47,14 +51,45 @@ struct ao_config_map {
 
 /* ---- the data callers see ------------------------------------------------------------------------ */
 
-static cJSON *overlay(const cJSON *server, const cJSON *pending)
+/*
+ * Apply @key's pending operations to its section in @data, one at a time: an operation that no
+ * longer applies (the section was edited on the server) is dropped for good, with a warning.
+ * @data may lack the section: the operations then start from an empty one.
+ */
+static void replay_ops(struct ao_config_map *cm, cJSON *data, const char *key, cJSON *ops)
 {
-        cJSON *data = server ? cJSON_Duplicate(server, true) : cJSON_CreateObject();
-        for (const cJSON *p = pending ? pending->child : NULL; p; p = p->next) {
-                cJSON_DeleteItemFromObjectCaseSensitive(data, p->string);
-                if (!cJSON_IsNull(p))
-                        cJSON_AddItemToObject(data, p->string, cJSON_Duplicate(p, true));
+        cJSON *doc = cJSON_CreateObject();
+        cJSON *section = cJSON_DetachItemFromObjectCaseSensitive(data, key);
+        if (section && !cJSON_IsObject(section))
+                section = (cJSON_Delete(section), NULL);
+        cJSON_AddItemToObject(doc, key, section ? section : cJSON_CreateObject());
+        cJSON *op = ops->child;
+        while (op) {
+                cJSON *next = op->next, *one = cJSON_CreateArray();
+                cJSON_AddItemToArray(one, cJSON_Duplicate(op, true));
+                struct ao_error err = {0};
+                if (ao_jsonpatch_apply(doc, one, 0, &err) < 0) {
+                        char *text = cJSON_PrintUnformatted(op);
+                        ao_log(
+                            AO_LOG_WARN,
+                            "config: ConfigMap %s: key '%s' was edited on the server before a config patch "
+                            "was stored, and its operation %s no longer applies (%s): dropped",
+                            cm->display, key, text ? text : "?", err.msg);
+                        free(text);
+                        cJSON_Delete(cJSON_DetachItemViaPointer(ops, op));
+                }
+                cJSON_Delete(one);
+                op = next;
         }
+        cJSON_AddItemToObject(data, key, cJSON_DetachItemFromObjectCaseSensitive(doc, key));
+        cJSON_Delete(doc);
+}
+
+static cJSON *overlay(struct ao_config_map *cm)
+{
+        cJSON *data = cm->server ? cJSON_Duplicate(cm->server, true) : cJSON_CreateObject();
+        for (cJSON *ops = cm->pending_ops->child; ops; ops = ops->next)
+                replay_ops(cm, data, ops->string, ops);
         return data;
 }
 
@@ -70,7 +105,7 @@ static bool same(const cJSON *a, const cJSON *b)
 /* Recompute what callers see; tell them when it changed and they asked to be told. */
 static void refresh(struct ao_config_map *cm, bool report)
 {
-        cJSON *fresh = overlay(cm->server, cm->pending);
+        cJSON *fresh = overlay(cm);
         bool changed = !cm->data || !same(cm->data, fresh);
         cJSON_Delete(cm->data);
         cm->data = fresh;
@@ -97,8 +132,11 @@ static void set_resource_version(struct ao_config_map *cm, const char *rv)
 static int take_object(struct ao_config_map *cm, const cJSON *obj, struct ao_error *reterr)
 {
         cJSON *parsed = NULL;
+        cJSON_Delete(cm->server_raw);
+        cm->server_raw = NULL;
         if (obj) {
                 const cJSON *raw = cJSON_GetObjectItemCaseSensitive(obj, "data");
+                cm->server_raw = cJSON_IsObject(raw) ? cJSON_Duplicate(raw, true) : NULL;
                 cJSON *empty = cJSON_CreateObject();
                 int r = ao_config_data_parse(raw && !cJSON_IsNull(raw) ? raw : empty, cm->display, &parsed,
                                              reterr);
@@ -194,7 +232,7 @@ static void settle(struct ao_config_map *cm)
                 const cJSON *now = cJSON_GetObjectItemCaseSensitive(cm->pending_generation, g->string);
                 if (!now || now->valuedouble != g->valuedouble)
                         continue;
-                cJSON_DeleteItemFromObjectCaseSensitive(cm->pending, g->string);
+                cJSON_DeleteItemFromObjectCaseSensitive(cm->pending_ops, g->string);
                 cJSON_DeleteItemFromObjectCaseSensitive(cm->pending_generation, g->string);
         }
         cJSON_Delete(cm->in_flight_generation);
@@ -218,7 +256,7 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
                 settle(cm);
                 cm->backoff_usec = 0;
                 refresh(cm, true);
-                if (cJSON_GetArraySize(cm->pending) > 0)
+                if (cJSON_GetArraySize(cm->pending_generation) > 0)
                         send_pending(cm);
                 return;
         }
@@ -271,23 +309,45 @@ static void refetch(struct ao_config_map *cm)
         }
 }
 
-/* The merge patch (or, for a missing object, the object) carrying every pending key. */
+/*
+ * @key's section as the server has it now, parsed alone: other keys may hold what the operator
+ * refuses (the config callers see then stays the last valid one), but a write replaces only this
+ * key, so it must start from this key's current text. When that text itself does not parse, the
+ * section of the last valid data. NULL when neither has it.
+ */
+static cJSON *current_section(const struct ao_config_map *cm, const char *key)
+{
+        const cJSON *raw = cJSON_GetObjectItemCaseSensitive(cm->server_raw, key);
+        if (raw) {
+                cJSON *one = cJSON_CreateObject(), *parsed = NULL;
+                cJSON_AddItemToObject(one, key, cJSON_Duplicate(raw, true));
+                struct ao_error err = {0};
+                int r = ao_config_data_parse(one, cm->display, &parsed, &err);
+                cJSON_Delete(one);
+                if (r >= 0) {
+                        cJSON *section = cJSON_DetachItemFromObjectCaseSensitive(parsed, key);
+                        cJSON_Delete(parsed);
+                        return section;
+                }
+        }
+        const cJSON *valid = cJSON_GetObjectItemCaseSensitive(cm->server, key);
+        return valid ? cJSON_Duplicate(valid, true) : NULL;
+}
+
+/*
+ * The merge patch (or, for a missing object, the object) carrying every pending key: the
+ * server's current section with the pending operations applied.
+ */
 static char *write_body(struct ao_config_map *cm, bool create)
 {
-        cJSON *values = cJSON_CreateObject(), *removed = cJSON_CreateArray();
-        for (const cJSON *p = cm->pending->child; p; p = p->next) {
-                if (cJSON_IsNull(p))
-                        cJSON_AddItemToArray(removed, cJSON_CreateString(p->string));
-                else
-                        cJSON_AddItemToObject(values, p->string, cJSON_Duplicate(p, true));
+        cJSON *values = cJSON_CreateObject();
+        for (cJSON *ops = cm->pending_ops->child; ops; ops = ops->next) {
+                cJSON *section = current_section(cm, ops->string);
+                if (section)
+                        cJSON_AddItemToObject(values, ops->string, section);
+                replay_ops(cm, values, ops->string, ops);
         }
         cJSON *data = ao_config_data_format(values);
-        const cJSON *r;
-        cJSON_ArrayForEach(r, removed)
-        {
-                if (!create)
-                        cJSON_AddNullToObject(data, r->valuestring);
-        }
         cJSON *body = cJSON_CreateObject();
         cJSON *meta = cJSON_AddObjectToObject(body, "metadata");
         if (create) {
@@ -302,13 +362,12 @@ static char *write_body(struct ao_config_map *cm, bool create)
         char *text = cJSON_PrintUnformatted(body);
         cJSON_Delete(body);
         cJSON_Delete(values);
-        cJSON_Delete(removed);
         return text;
 }
 
 static void send_pending(struct ao_config_map *cm)
 {
-        if (cm->write || cJSON_GetArraySize(cm->pending) == 0)
+        if (cm->write || cJSON_GetArraySize(cm->pending_generation) == 0)
                 return;
         (void) ao_source_set_enabled(cm->retry, AO_SOURCE_OFF);
         bool create = !cm->resource_version;
@@ -334,11 +393,17 @@ static void send_pending(struct ao_config_map *cm)
 
 /* ---- public API ---------------------------------------------------------------------------------- */
 
-int ao_config_map_set(struct ao_config_map *cm, const char *key, const cJSON *value, struct ao_error *reterr)
+int ao_config_map_patch(struct ao_config_map *cm, const char *key, const cJSON *ops, struct ao_error *reterr)
 {
         (void) reterr;
-        cJSON_DeleteItemFromObjectCaseSensitive(cm->pending, key);
-        cJSON_AddItemToObject(cm->pending, key, value ? cJSON_Duplicate(value, true) : cJSON_CreateNull());
+        cJSON *list = cJSON_GetObjectItemCaseSensitive(cm->pending_ops, key);
+        if (!list)
+                list = cJSON_AddArrayToObject(cm->pending_ops, key);
+        const cJSON *op;
+        cJSON_ArrayForEach(op, ops)
+        {
+                cJSON_AddItemToArray(list, cJSON_Duplicate(op, true));
+        }
         cJSON_DeleteItemFromObjectCaseSensitive(cm->pending_generation, key);
         cJSON_AddNumberToObject(cm->pending_generation, key, ++cm->generation);
         refresh(cm, false);
@@ -353,7 +418,7 @@ const cJSON *ao_config_map_data(const struct ao_config_map *cm)
 
 size_t ao_config_map_pending(const struct ao_config_map *cm)
 {
-        return (size_t) cJSON_GetArraySize(cm->pending);
+        return (size_t) cJSON_GetArraySize(cm->pending_generation);
 }
 
 const char *ao_config_map_name(const struct ao_config_map *cm)
@@ -371,7 +436,7 @@ int ao_config_map_open(const struct ao_config_map_options *options, struct ao_co
         cm->display = ao_xasprintf("%s/%s", options->namespace_, options->name);
         cm->path = ao_kube_resource_path(options->resource, options->namespace_, options->name);
         cm->server = cJSON_CreateObject();
-        cm->pending = cJSON_CreateObject();
+        cm->pending_ops = cJSON_CreateObject();
         cm->pending_generation = cJSON_CreateObject();
         refresh(cm, false);
         int r = ao_reactor_add_time(options->reactor, &cm->retry, 0, on_retry, cm);
@@ -396,14 +461,15 @@ struct ao_config_map *ao_config_map_free(struct ao_config_map *cm)
 {
         if (!cm)
                 return NULL;
-        if (cJSON_GetArraySize(cm->pending) > 0)
+        if (cJSON_GetArraySize(cm->pending_generation) > 0)
                 ao_log(AO_LOG_WARN, "config: %d key(s) not yet written to ConfigMap %s at shutdown",
-                       cJSON_GetArraySize(cm->pending), cm->display);
+                       cJSON_GetArraySize(cm->pending_generation), cm->display);
         ao_kube_request_cancel(cm->write);
         ao_informer_unsubscribe(cm->sub);
         ao_source_free(cm->retry);
         cJSON_Delete(cm->server);
-        cJSON_Delete(cm->pending);
+        cJSON_Delete(cm->server_raw);
+        cJSON_Delete(cm->pending_ops);
         cJSON_Delete(cm->pending_generation);
         cJSON_Delete(cm->in_flight_generation);
         cJSON_Delete(cm->data);

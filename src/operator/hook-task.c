@@ -41,15 +41,19 @@ static const struct ao_log_context *enter_context(const struct call *c, struct a
         return ao_log_context_swap(ctx);
 }
 
-/* Persist a config patch's result: the config file or the ConfigMap, and the in-memory copy. */
-static int store_config_section(struct operator_state *op, const char *key, cJSON *section,
+/*
+ * Persist a config patch's result: the config file or the ConfigMap, and the in-memory copy. The
+ * ConfigMap gets the patch's operations rather than the section they made, so that an edit of the
+ * section stored meanwhile by someone else is patched, not overwritten (ao_config_map_patch()).
+ */
+static int store_config_section(struct operator_state *op, const char *key, const cJSON *ops, cJSON *section,
                                 struct ao_error *reterr)
 {
         int r = 0;
         if (op->config_file)
                 r = ao_config_file_set(op->config_file, key, section, reterr);
         else if (op->config_map)
-                r = ao_config_map_set(op->config_map, key, section, reterr);
+                r = ao_config_map_patch(op->config_map, key, ops, reterr);
         if (r < 0) {
                 cJSON_Delete(section);
                 return r;
@@ -83,7 +87,8 @@ static int apply_patches(struct call *c, const struct ao_hook_outcome *o, struct
                 r = values_apply_config_patch(&op->values, &op->modules, c->mod, o->config_values_patch,
                                               &section, reterr);
                 if (r >= 0)
-                        r = store_config_section(op, c->mod ? c->mod->values_key : "global", section, reterr);
+                        r = store_config_section(op, c->mod ? c->mod->values_key : "global",
+                                                 o->config_values_patch, section, reterr);
         }
         return r;
 }

@@ -128,6 +128,32 @@ print(" ".join(r["method"] + str(r["status"]) for r in json.load(sys.stdin)["req
                if r["path"] == "/api/v1/namespaces/ao/configmaps/addon-operator" and r["agent"].startswith("addon-operator/")))')" \
         "^PATCH409 GET200 PATCH200$" "the conflict is answered by reading the ConfigMap again, then one more patch"
 
+# ---- a user's edit of the same section lands while a hook's patch waits to be written -----------
+# The operator's writes fail; a hook patches the global section; a user edits that section; then
+# the writes succeed. The patch is applied on top of the user's edit: neither is lost (the
+# operator used to send the section as its patch had made it, overwriting the edit).
+fk DELETE /fake/requests >/dev/null
+fk POST /fake/faults '{"method":"PATCH","path":"/namespaces/ao/configmaps/addon-operator$","agent":"^addon-operator/","action":"status","status":500,"count":-1}' >/dev/null
+fk POST /fake/objects '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ev-98","namespace":"events"}}' >/dev/null
+patch_failed() {
+        [ "$(fk GET /fake/requests | python3 -c 'import json,sys
+print(sum(1 for r in json.load(sys.stdin)["requests"] if r["method"] == "PATCH" and r["status"] == 500))')" -gt 0 ]
+}
+wait_for patch_failed
+ok $? "the operator's write of the hook's patch fails"
+user_global=$(printf '%s\nuserEdit: kept' "$(cm_data global)")
+kpatch "$(python3 -c 'import json,sys; print(json.dumps({"data": {"global": sys.argv[1]}}))' "$user_global")"
+fk DELETE /fake/faults >/dev/null
+both_there() {
+        local g
+        g=$(cm_data global)
+        grep -q '^seen_ev_98: true$' <<<"$g" && grep -q '^userEdit: kept$' <<<"$g" && grep -q '^seen_ev_05: true$' <<<"$g"
+}
+wait_for both_there
+landed=$?
+ok $landed "the hook's patch lands on top of the user's edit of the same section: both, and the earlier patches, are in the ConfigMap"
+[ $landed -eq 0 ] || echo "# global: $(cm_data global | tr '\n' ' ')"
+
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "a clean stop"

@@ -26,6 +26,10 @@ class Fault:
             self.path = re.compile(spec.get("path") or "")
         except re.error as err:
             raise bad_request("bad path regex: %s" % err)
+        try:
+            self.agent = re.compile(spec.get("agent") or "")
+        except re.error as err:
+            raise bad_request("bad agent regex: %s" % err)
         self.watch = spec.get("watch")
         if self.watch not in (None, True, False):
             raise bad_request("watch must be true, false or null")
@@ -35,10 +39,11 @@ class Fault:
         self.count = int(spec.get("count", 1))
         self.spec = dict(spec)
 
-    def matches(self, method, path, watch):
+    def matches(self, method, path, watch, agent):
         return ((self.method is None or self.method == method)
                 and (self.watch is None or self.watch == watch)
-                and self.path.search(path) is not None)
+                and self.path.search(path) is not None
+                and self.agent.search(agent) is not None)
 
     def describe(self):
         d = dict(self.spec)
@@ -61,11 +66,11 @@ class Faults:
         with self.lock:
             self.items = []
 
-    def take(self, method, path, watch):
+    def take(self, method, path, watch, agent=""):
         """The first armed fault matching this request, consuming one of its count."""
         with self.lock:
             for f in self.items:
-                if f.count != 0 and f.matches(method, path, watch):
+                if f.count != 0 and f.matches(method, path, watch, agent):
                     if f.count > 0:
                         f.count -= 1
                         if f.count == 0:

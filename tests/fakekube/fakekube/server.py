@@ -246,7 +246,7 @@ class Handler(BaseHTTPRequestHandler):
         watch = method == "GET" and route is not None and route.res is not None and (
             route.watch or query.get("watch") in TRUE_WORDS)
         self.entry = srv.requests.add(method, path, query, watch, self.headers.get("User-Agent", ""))
-        self.fault = srv.faults.take(method, path, watch)
+        self.fault = srv.faults.take(method, path, watch, self.headers.get("User-Agent", ""))
         if self.fault is not None:
             self.entry["fault"] = self.fault.action
             if self.apply_fault(watch):
