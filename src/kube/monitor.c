@@ -158,6 +158,11 @@ static void fire(struct ao_kube_monitor *m, unsigned watch_event, const struct i
         m->ops.event(m, watch_event, item_to_json(m, it, obj), obj, m->userdata);
 }
 
+static int compare_keys(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
 /* An object appeared or changed: store it, and fire when the monitor is live and the checksum moved. */
 static void upsert(struct ao_kube_monitor *m, const cJSON *obj, bool live)
 {
@@ -193,7 +198,12 @@ static void remove_object(struct ao_kube_monitor *m, const cJSON *obj, bool part
         item_free(it);
 }
 
-/* A namespace stopped matching: its objects go silently. */
+/*
+ * A namespace stopped matching (or was deleted): its objects leave the binding, each as a Deleted
+ * event with what the binding last held of it, so that a hook's view built from its events holds
+ * what the snapshot holds. (The Go operator drops them without an event: a hook that keeps its own
+ * view is left with objects that are no longer in its selection; docs/MIGRATION.md.)
+ */
 static void drop_namespace_items(struct ao_kube_monitor *m, const char *ns)
 {
         size_t iter = 0, n = 0;
@@ -203,8 +213,12 @@ static void drop_namespace_items(struct ao_kube_monitor *m, const char *ns)
         while (ao_hashmap_next(m->items, &iter, &key, &value))
                 if (strcmp(((struct item *) value)->ns, ns) == 0)
                         doomed[n++] = ao_xstrdup(key);
+        qsort(doomed, n, sizeof(*doomed), compare_keys); /* events in a stable order */
         for (size_t i = 0; i < n; i++) {
-                ao_hashmap_remove(m->items, doomed[i]);
+                struct item *it = ao_hashmap_take(m->items, doomed[i]);
+                if (it && m->synced)
+                        fire(m, AO_WATCH_DELETED, it, it->object);
+                item_free(it);
                 free(doomed[i]);
         }
         free(doomed);
