@@ -3,6 +3,14 @@
  * Leader election on a Lease (include/ao/lease.h). One timer drives everything: each tick reads
  * the Lease and decides: create it, renew it, take it over, or wait. The record's changes are
  * timed on our monotonic clock, never by comparing the timestamps written in it.
+ *
+ * A second timer ends the leadership at the renew deadline after the last renewal was sent,
+ * whatever the requests are doing. Were it checked only when a request fails, a request that
+ * hangs (an API server that stalls), or a failure seen one retry period late, would keep a leader
+ * leading after another replica, which takes over a lease duration after it last saw the record
+ * change, had taken over: two leaders at once. Timed from the sending of the renewal, which the
+ * other replica can only see later, the leader always stops (lease duration - renew deadline)
+ * before anyone may take over.
  */
 #include <cJSON.h>
 #include <stdio.h>
@@ -22,13 +30,16 @@ struct ao_lease {
         char *namespace_, *name, *identity;
         char *path, *collection;
         struct ao_source *timer;
+        struct ao_source *deadline; /* the leader's renew deadline */
         struct ao_kube_request *request;
         char *observed;         /* holder|acquireTime|renewTime|transitions of the last read */
         uint64_t observed_usec; /* when that record last changed, on our clock */
         cJSON *last;            /* the Lease as last read or written (for renewals and release) */
         bool leader;
         bool lost;
-        uint64_t renewed_usec; /* last successful renewal */
+        uint64_t renewed_usec;                    /* when the last successful renewal was sent */
+        uint64_t sent_usec;                       /* when the write in flight was sent */
+        char last_failure[AO_ERROR_MSG_MAX + 32]; /* since the last renewal; "" when none */
 };
 
 static void schedule_tick(struct ao_lease *l, uint64_t usec)
@@ -93,7 +104,9 @@ static cJSON *lease_body(struct ao_lease *l, const cJSON *current, const char *h
 
 static void became_leader(struct ao_lease *l)
 {
-        l->renewed_usec = ao_reactor_now(l->options.reactor);
+        l->renewed_usec = l->sent_usec;
+        l->last_failure[0] = '\0';
+        (void) ao_source_set_time(l->deadline, l->renewed_usec + l->options.renew_deadline_usec);
         if (l->leader)
                 return;
         l->leader = true;
@@ -110,6 +123,9 @@ static void lose(struct ao_lease *l, const char *why)
         l->leader = false;
         ao_log(AO_LOG_ERROR, "leader election: lost Lease %s/%s: %s", l->namespace_, l->name, why);
         (void) ao_source_set_enabled(l->timer, AO_SOURCE_OFF);
+        (void) ao_source_set_enabled(l->deadline, AO_SOURCE_OFF);
+        ao_kube_request_cancel(l->request); /* a renewal still in flight must not make us leader again */
+        l->request = NULL;
         if (l->options.on_lost)
                 l->options.on_lost(l->options.userdata);
 }
@@ -122,6 +138,7 @@ static void failed(struct ao_lease *l, const char *what)
                 lose(l, what);
                 return;
         }
+        snprintf(l->last_failure, sizeof(l->last_failure), "%s", what);
         ao_log(AO_LOG_WARN, "leader election: %s; trying again", what);
         schedule_tick(l, l->options.retry_period_usec);
 }
@@ -153,6 +170,7 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
 
 static void write_lease(struct ao_lease *l, cJSON *body, bool create)
 {
+        l->sent_usec = ao_reactor_now(l->options.reactor);
         char *text = cJSON_PrintUnformatted(body);
         struct ao_error err = {0};
         if (ao_kube_request(l->options.client, create ? "POST" : "PUT", create ? l->collection : l->path,
@@ -224,6 +242,21 @@ static int on_tick(struct ao_source *s, uint64_t now, void *userdata)
         return 0;
 }
 
+static int on_deadline(struct ao_source *s, uint64_t now, void *userdata)
+{
+        struct ao_lease *l = userdata;
+        if (!l->leader || now - l->renewed_usec < l->options.renew_deadline_usec)
+                return 0;
+        char why[sizeof(l->last_failure) + 64];
+        if (l->last_failure[0])
+                snprintf(why, sizeof(why), "not renewed within the renew deadline (last failure: %s)",
+                         l->last_failure);
+        else
+                snprintf(why, sizeof(why), "not renewed within the renew deadline (no answer)");
+        lose(l, why);
+        return 0;
+}
+
 int ao_lease_start(const struct ao_lease_options *options, struct ao_lease **ret, struct ao_error *reterr)
 {
         struct ao_lease *l = ao_xcalloc(1, sizeof(*l));
@@ -239,6 +272,13 @@ int ao_lease_start(const struct ao_lease_options *options, struct ao_lease **ret
                 return ao_error_set(reterr, r, "leader election: cannot create a timer");
         }
         (void) ao_source_set_description(l->timer, "lease");
+        r = ao_reactor_add_time(options->reactor, &l->deadline, 0, on_deadline, l);
+        if (r < 0) {
+                ao_lease_free(l);
+                return ao_error_set(reterr, r, "leader election: cannot create a timer");
+        }
+        (void) ao_source_set_enabled(l->deadline, AO_SOURCE_OFF);
+        (void) ao_source_set_description(l->deadline, "lease-deadline");
         *ret = l;
         return 0;
 }
@@ -271,6 +311,7 @@ struct ao_lease *ao_lease_free(struct ao_lease *l)
                 cJSON_Delete(body);
         }
         ao_source_free(l->timer);
+        ao_source_free(l->deadline);
         cJSON_Delete(l->last);
         free(l->observed);
         free(l->namespace_);

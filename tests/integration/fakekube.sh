@@ -10,7 +10,7 @@ fk_cleanup() {
         [ -n "${OP_PID:-}" ] && kill -TERM "$OP_PID" 2>/dev/null
         for p in "${extra_pids[@]}"; do kill -9 "$p" 2>/dev/null; done
         [ -n "$fk_pid" ] && kill -TERM "$fk_pid" 2>/dev/null && wait "$fk_pid" 2>/dev/null
-        rm -rf "$work"
+        [ -n "${AO_KEEP_WORK:-}" ] || rm -rf "$work"
 }
 trap fk_cleanup EXIT
 

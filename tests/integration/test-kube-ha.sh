@@ -78,12 +78,38 @@ like "$(cat "$work/b.log")" "Lease released" "it releases the lease on the way o
 wait_for ran a
 ok $? "the waiting operator takes over and runs its hooks"
 
+# ---- a leader whose renewal hangs stops at its renew deadline, before anyone takes over ------------
+# The leader's renewal gets no answer at all (a stalled API server). It must stop leading at the
+# renew deadline, timed from when it sent its last renewal, not when a request fails: the waiting
+# replica takes over a lease duration after it last saw the record change, which is later. (The
+# leader used to notice only when the hung request failed: two leaders at once meanwhile.)
+wait_for log_has a "holds Lease"
+start c
+wait_for log_has c "waits for Lease"
+ok $? "a third operator waits for the lease"
+curl -sf -X POST -H 'Content-Type: application/json' "$api/fake/faults" \
+        --data '{"method":"PUT","path":"/leases/","action":"stall","count":1}' >/dev/null
+wait_for log_has c "holds Lease"
+ok $? "the renewal of the leader hangs: the waiting operator takes over"
+time_of() { sed -n "s/^time=\"\([^\"]*\)\".*$2.*/\1/p" "$work/$1.log" | head -1; } # time_of POD PATTERN
+lost_at=$(time_of a "lost Lease") taken_at=$(time_of c "holds Lease")
+ok "$([ -n "$lost_at" ] && [[ "$lost_at" < "$taken_at" ]]; echo $?)" \
+        "the old leader stopped leading ($lost_at) before the new one took over ($taken_at)"
+like "$(cat "$work/a.log")" "lost Lease ha/addon-operator-leader-election: not renewed within the renew deadline \\(no answer\\)" \
+        "and says why"
+wait "$pid_a"
+is "$?" 0 "it exits with code 0"
+start a
+wait_for log_has a "waits for Lease"
+kill -TERM "$pid_c" && wait "$pid_c"
+wait_for log_has a "holds Lease"
+
 # ---- a leader that cannot renew stops --------------------------------------------------------------
 curl -sf -X POST -H 'Content-Type: application/json' "$api/fake/faults" \
         --data '{"path":"/leases/","action":"status","status":500,"count":-1}' >/dev/null
 wait "$pid_a"
 is "$?" 0 "when renewing fails past the renew deadline, the leader stops (exit code 0, as the Go operator)"
-like "$(cat "$work/a.log")" "lost Lease ha/addon-operator-leader-election: reading the Lease: HTTP 500" \
+like "$(cat "$work/a.log")" "lost Lease ha/addon-operator-leader-election: not renewed within the renew deadline \\(last failure: reading the Lease: HTTP 500\\)" \
         "and says why"
 
 done_testing
