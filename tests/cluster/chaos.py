@@ -63,6 +63,8 @@ class Run:
         self.notes = []
         self.faults = 0
         self.paused_successes = 0
+        self.fault_counts = {}
+        self.settle_seconds = []
 
     def log(self, line):
         self.trace.write(f"{time.strftime('%H:%M:%S')} {line}\n")
@@ -130,7 +132,9 @@ class Run:
         except Exception:
             return False, [f"{label}: the fault {name} itself failed:"] + traceback.format_exc().splitlines()
         self.faults += 1
+        self.fault_counts[name] = self.fault_counts.get(name, 0) + 1
         passed, seconds, diffs = self.settle()
+        self.settle_seconds.append(seconds)
         self.log(f"{label}: {what}; settled: {passed} in {seconds:.1f} s")
         self.last_what = what
         return passed, [f"{label}: {what}; {'settled' if passed else 'NOT settled'} in {seconds:.1f} s"] + diffs[:25]
@@ -199,14 +203,18 @@ def main():
             for seed in args.seed:
                 run_seed(run, seed, args.steps)
             if args.soak:
-                seeds = 0
+                seeds = []
                 base = int(time.time())
                 while time.monotonic() - t_start < args.soak * 60:
-                    seed = base + seeds
-                    seeds += 1
-                    if not run_seed(run, seed, args.steps):
+                    seeds.append(base + len(seeds))
+                    if not run_seed(run, seeds[-1], args.steps):
                         break
-                tap.note(f"soak: {seeds} seeds, {run.faults} faults, {run.workload.changes} changes "
+                settle = sorted(run.settle_seconds) or [0]
+                tap.note(f"soak seeds: {seeds[0]}..{seeds[-1]} ({len(seeds)}, {args.steps} faults each)")
+                tap.note("soak faults: " + ", ".join(f"{k} {v}" for k, v in sorted(run.fault_counts.items())))
+                tap.note(f"soak settle time after a fault: median {settle[len(settle) // 2]:.1f} s, "
+                         f"max {settle[-1]:.1f} s")
+                tap.note(f"soak: {len(seeds)} seeds, {run.faults} faults, {run.workload.changes} changes "
                          f"({run.workload.failed} refused while a server was down), "
                          f"{len(run.workload.confirmed_edits)} user config edits, "
                          f"{tap.failed} violations, {(time.monotonic() - t_start) / 60:.1f} minutes")
