@@ -186,6 +186,12 @@ static void on_monitor_request(const char *method, const char *path, long status
         observe_request(userdata, "helm_monitor", method, path, status, latency_usec, wait_usec);
 }
 
+static struct ao_metric_family *counter(struct operator_state *op, const char *name, const char *help,
+                                        const char *const *labels)
+{
+        return ao_metrics_family(op->metrics, name, AO_METRIC_COUNTER, help, labels, NULL, 0);
+}
+
 static void register_metrics(struct operator_state *op)
 {
         struct kube_state *k = op->kube;
@@ -207,23 +213,19 @@ static void register_metrics(struct operator_state *op)
         k->snapshot_objects =
             ao_metrics_family(op->metrics, "kube_snapshot_objects", AO_METRIC_GAUGE,
                               "Objects kept for a kubernetes binding", kube_labels, NULL, 0);
-        k->watch_errors =
-            ao_metrics_family(op->metrics, "kubernetes_client_watch_errors_total", AO_METRIC_COUNTER,
-                              "Watch and list failures by kind", error_labels, NULL, 0);
-        k->relists = ao_metrics_family(op->metrics, "kube_informer_relists_total", AO_METRIC_COUNTER,
-                                       "Lists after an informer's first one", informer_labels, NULL, 0);
-        k->expired =
-            ao_metrics_family(op->metrics, "kube_informer_expired_total", AO_METRIC_COUNTER,
-                              "410 Gone answers to an informer's watch or list", informer_labels, NULL, 0);
-        k->watch_restarts =
-            ao_metrics_family(op->metrics, "kube_informer_watch_restarts_total", AO_METRIC_COUNTER,
-                              "Watches started again from their resourceVersion", informer_labels, NULL, 0);
-        k->recovered_events = ao_metrics_family(
-            op->metrics, "kube_informer_recovered_events_total", AO_METRIC_COUNTER,
-            "Events a re-list's difference found that no watch delivered", recovered_labels, NULL, 0);
-        k->request_results =
-            ao_metrics_family(op->metrics, "kubernetes_client_request_result_total", AO_METRIC_COUNTER,
-                              "Kubernetes API requests by status code", result_labels, NULL, 0);
+        k->watch_errors = counter(op, "kubernetes_client_watch_errors_total",
+                                  "Watch and list failures by kind", error_labels);
+        k->relists = counter(op, "kube_informer_relists_total", "Lists after an informer's first one",
+                             informer_labels);
+        k->expired = counter(op, "kube_informer_expired_total",
+                             "410 Gone answers to an informer's watch or list", informer_labels);
+        k->watch_restarts = counter(op, "kube_informer_watch_restarts_total",
+                                    "Watches started again from their resourceVersion", informer_labels);
+        k->recovered_events =
+            counter(op, "kube_informer_recovered_events_total",
+                    "Events a re-list's difference found that no watch delivered", recovered_labels);
+        k->request_results = counter(op, "kubernetes_client_request_result_total",
+                                     "Kubernetes API requests by status code", result_labels);
         k->request_latency =
             ao_metrics_family(op->metrics, "kubernetes_client_request_latency_seconds", AO_METRIC_HISTOGRAM,
                               "Kubernetes API request latency", latency_labels, ao_metrics_buckets_seconds,
