@@ -89,7 +89,7 @@ class Workload:
             else:
                 self._edit_config(api)
             return True
-        except (OSError, ApiError):
+        except (OSError, ApiError, ValueError):  # ValueError: a section the suite's YAML reader refused
             self.failed += 1
             return False
 
