@@ -610,8 +610,11 @@ static void on_watch_done(const struct ao_kube_response *resp, void *userdata)
                 return;
         }
         if (resp->status != 200) {
-                ao_log(AO_LOG_WARN, "informer %s: watch: HTTP %ld: %.200s", inf->key, resp->status,
-                       resp->body ? resp->body : "");
+                if (resp->status)
+                        ao_log(AO_LOG_WARN, "informer %s: watch: HTTP %ld: %.200s", inf->key, resp->status,
+                               resp->body ? resp->body : "");
+                else /* no answer: the connection failed */
+                        ao_log(AO_LOG_WARN, "informer %s: watch: %s", inf->key, resp->error.msg);
                 report_error(inf, "fail");
                 retry_later(inf, resp->retry_after_usec, resp->status == 404 || resp->status == 403);
                 return;

@@ -62,7 +62,6 @@ class Run:
         self.checker = None
         self.notes = []
         self.faults = 0
-        self.paused_successes = 0
         self.fault_counts = {}
         self.settle_seconds = []
 
@@ -90,22 +89,13 @@ class Run:
     def settle(self):
         """Wait until every invariant holds; (passed, seconds, differences). The writing hooks pause
         meanwhile: a run that began before still finishes, and the checks wait for it."""
-        successes = self.patcher_successes()
         self.operator.pause_writers(True)
         try:
-            return self._settle(successes - self.paused_successes)
+            return self._settle()
         finally:
             self.operator.pause_writers(False)
-            # Runs while paused succeed doing nothing: they do not count as runs that patched.
-            self.paused_successes += self.patcher_successes() - successes
 
-    def patcher_successes(self):
-        try:
-            return self.checker.patcher_successes()
-        except OSError:
-            return 0  # the operator is not listening yet: it has run nothing
-
-    def _settle(self, successes):
+    def _settle(self):
         t0 = time.monotonic()
         diffs = []
         while time.monotonic() - t0 < SETTLE_TIMEOUT:
@@ -116,7 +106,7 @@ class Run:
                 return False, time.monotonic() - t0, violations
             try:
                 api = self.cluster.any_api()
-                diffs = self.checker.bindings(api, {}) + self.checker.config(api) + self.checker.object_patches(api, successes)
+                diffs = self.checker.bindings(api, {}) + self.checker.config(api) + self.checker.object_patches(api)
             except Exception as e:  # the operator's debug socket or a server not back yet
                 diffs = [f"cannot check yet: {e}"]
             if not diffs:

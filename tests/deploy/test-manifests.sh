@@ -177,8 +177,11 @@ wait_line() { # wait_line REGEX SECONDS: op_wait_for with a deadline (a retry lo
 # ---- the operator as that service account ---------------------------------------------------------------
 # cluster.sh's operator token is system:serviceaccount:ao:addon-operator: install the chart into
 # "ao" for real with the real helm (as admin), so the ServiceAccount, Role and bindings are the
-# chart's own. No controller manager runs here, so the aggregation of addon-operator-modules is
-# done by hand below, exactly as the controller would: the examples' rules copied into it.
+# chart's own. The test cluster's controller manager runs only the garbage collector and the
+# namespace controller, so the aggregation of addon-operator-modules is done by hand below, exactly
+# as the clusterrole-aggregation controller would: the examples' rules copied into it. The retry
+# scale is 0.1, not less: it scales the Lease timings too, and a renew deadline of 0.3 s is shorter
+# than two renewals take on a loaded 2-core machine with sanitizers (the leader would step down).
 hk() { h --kubeconfig "$KUBECONFIG_ADMIN" --namespace ao "$@"; }
 # The cluster-wide objects of the manifests have the chart's names: helm would refuse to adopt them.
 k delete -f "$deploy/manifests/02-rbac.yaml" >/dev/null
@@ -213,7 +216,7 @@ can yes create configmaps default
 op_start KUBE_CONFIG="$KUBECONFIG_OPERATOR" ADDON_OPERATOR_NAMESPACE=ao HELM_BIN_PATH="$HELM" HOME="$work/home" \
         MODULES_DIR="$work/modules" GLOBAL_HOOKS_DIR="$here/examples/global-hooks" \
         ADDON_OPERATOR_TMP_DIR="$work/tmp" HELM_IGNORE_RELEASE=addon-operator ADDON_OPERATOR_HA=true \
-        ADDON_OPERATOR_POD=test-pod ADDON_OPERATOR_RETRY_DELAY_SCALE=0.01 LOG_NO_TIME=true -- start
+        ADDON_OPERATOR_POD=test-pod ADDON_OPERATOR_RETRY_DELAY_SCALE=0.1 LOG_NO_TIME=true -- start
 wait_line "first converge done" 120
 ok $? "the operator converges on examples/ with the shipped RBAC" || printf '%s' "$OP_LOG" | tail -20 | sed 's/^/# /'
 is "$(k -n ao get lease addon-operator-leader-election -o jsonpath='{.spec.holderIdentity}')" \

@@ -82,26 +82,33 @@ class Checker:
             out.append(f"user edits lost from the ConfigMap: {lost}")
         return out
 
-    def patcher_successes(self):
-        return self.op.metric_sum("addon_operator_global_hook_run_success_total", hook="hooks/patcher.sh")
+    def patcher_runs(self):
+        """(every run started: its number or "paused"; whether each finished run succeeded)."""
+        try:
+            with open(self.op.patcher_runs) as f:
+                runs = f.read().split()
+        except FileNotFoundError:
+            runs = []
+        outcomes = [("succeeded" in line) for _, line in self.op.lines_matching(
+            r"hook 'hooks/patcher.sh' succeeded in|task 'GlobalHookRun:[^']*hooks/patcher.sh' failed")]
+        return runs, outcomes
 
-    def object_patches(self, api, successes):
-        """Every run the operator counted as a success (@successes of them, read before the writing
-        hooks paused: paused runs succeed doing nothing) did all its operations; nothing else is left."""
-        ledger = (api.call("GET", "/api/v1/namespaces/chaos-out/configmaps/op-ledger").get("data") or {})
+    def object_patches(self, api):
+        """Every run the operator counted as a success did all its operations: op-N exists (unless
+        run N+3 has run since: it deletes op-N), rN is in the ledger, op-(N-3) is gone."""
+        ledger = api.call("GET", "/api/v1/namespaces/chaos-out/configmaps/op-ledger").get("data") or {}
         names = {o["metadata"]["name"] for o in api.list_all("/api/v1/namespaces/chaos-out/configmaps")}
-        ops = sorted(int(n[3:]) for n in names if n.startswith("op-") and n[3:].isdigit())
+        runs, succeeded = self.patcher_runs()
+        outcomes = [(int(run), ok) for run, ok in zip(runs, succeeded) if run != "paused"]
+        started = max((int(run) for run in runs if run != "paused"), default=0)
         out = []
-        if len(ledger) < successes:
-            out.append(f"object patches lost: {int(successes)} successful runs, {len(ledger)} in the ledger")
-        if ledger:
-            last = max(int(k[1:]) for k in ledger)
-            if last not in ops:
-                out.append(f"object patches: op-{last} of the last run is missing")
-            # Each run deletes the object of the run three before it: only a failed run's delete
-            # can leave one behind.
-            failures = self.op.metric_sum("addon_operator_global_hook_run_errors_total", hook="hooks/patcher.sh")
-            if len(ops) > 3 + failures:
-                out.append(f"object patches: {len(ops)} op-* objects left ({ops[:10]}...), more than 3 and "
-                           f"one per failed run ({int(failures)})")
+        for run, ok in outcomes:
+            if not ok:
+                continue
+            if f"r{run}" not in ledger:
+                out.append(f"object patches: run {run} succeeded but r{run} is not in the ledger")
+            if f"op-{run}" not in names and started < run + 3:
+                out.append(f"object patches: run {run} succeeded but op-{run} does not exist")
+            if run > 3 and f"op-{run - 3}" in names:
+                out.append(f"object patches: run {run} succeeded but op-{run - 3}, which it deleted, exists")
         return out

@@ -32,12 +32,15 @@ fi
 """
 
 # Every two seconds (unless paused), run N: create op-N, note rN in the ledger, delete op-(N-3) (a foreground
-# delete: the garbage collector finishes it). A run that reports success must have done all three.
+# delete: the garbage collector finishes it). Each run notes its number (or "paused") in a file:
+# runs are one after another in the main queue, so the n-th line is the run of the operator's n-th
+# outcome for this hook, and a run the operator counted as a success must have done all three.
 PATCHER = """#!/bin/bash
 if [ "$1" = --config ]; then echo '{{"configVersion":"v1","schedule":[{{"name":"every-2s","crontab":"*/2 * * * * *"}}]}}'; exit 0; fi
-[ -e '{pause}' ] && exit 0
+if [ -e '{pause}' ]; then echo paused >>'{runs}'; exit 0; fi
 n=$(( $(cat '{counter}' 2>/dev/null || echo 0) + 1 ))
 echo "$n" >'{counter}'
+echo "$n" >>'{runs}'
 {{
 echo '{{"operation":"CreateOrUpdate","object":{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"op-'$n'","namespace":"chaos-out"}},"data":{{"run":"'$n'"}}}}}}'
 echo '{{"operation":"MergePatch","apiVersion":"v1","kind":"ConfigMap","namespace":"chaos-out","name":"op-ledger","mergePatch":{{"data":{{"r'$n'":"'$n'"}}}}}}'
@@ -62,6 +65,7 @@ class Operator:
         # While this file exists the two writing hooks write nothing: the checks compare a ConfigMap
         # and objects that are not changing under them.
         self.writers_paused = os.path.join(workdir, "writers.paused")
+        self.patcher_runs = os.path.join(workdir, "patcher.runs")  # each run's number, or "paused"
 
     def pause_writers(self, paused):
         if paused:
@@ -87,7 +91,7 @@ class Operator:
                 scripts[hook] = RECORDER.format(config=config, log=self.log_path(hook))
             scripts["config-writer.sh"] = CONFIG_WRITER.format(pause=self.writers_paused)
             scripts["patcher.sh"] = PATCHER.format(counter=os.path.join(self.workdir, "patcher.counter"),
-                                                   pause=self.writers_paused)
+                                                   runs=self.patcher_runs, pause=self.writers_paused)
         else:  # a replica of the leader election check: one hook that shows it runs
             config = os.path.join(self.workdir, "startup.config.json")
             with open(config, "w") as f:
@@ -161,6 +165,11 @@ class Operator:
                 if t >= since and rx.search(line):
                     return t, line
         return None
+
+    def lines_matching(self, pattern):
+        rx = re.compile(pattern)
+        with self.lock:
+            return [(t, line) for t, line in self.lines if rx.search(line)]
 
     def count(self, pattern):
         rx = re.compile(pattern)
