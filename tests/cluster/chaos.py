@@ -64,6 +64,7 @@ class Run:
         self.faults = 0
         self.fault_counts = {}
         self.settle_seconds = []
+        self.last_what = ""
 
     def log(self, line):
         self.trace.write(f"{time.strftime('%H:%M:%S')} {line}\n")
@@ -120,6 +121,7 @@ class Run:
         try:
             what = fn(self, rng)
         except Exception:
+            self.last_what = f"{name}: the fault itself failed"
             return False, [f"{label}: the fault {name} itself failed:"] + traceback.format_exc().splitlines()
         self.faults += 1
         self.fault_counts[name] = self.fault_counts.get(name, 0) + 1
@@ -140,7 +142,7 @@ def run_schedules(run, names):
             continue
         run.workload.rng = rng
         passed, lines = run.step(name, rng, f"schedule {name}")
-        tap.result(passed, f"schedule {name}: {getattr(run, 'last_what', '')}", [] if passed else lines)
+        tap.result(passed, f"schedule {name}: {run.last_what}", [] if passed else lines)
         if name == "continue-token-expired":
             expired = dict(run.notes).get("continue-410", 0)
             tap.result(expired > 0, "a re-list's continue token expired (410) at least once and it recovered",
