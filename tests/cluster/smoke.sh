@@ -258,7 +258,14 @@ is "$(curl -s --max-time 1 -o /dev/null -w '%{http_code}' --cacert "$CA" "$API/r
 is "$(api /readyz)" ok "resumed, it answers again"
 "$cluster" stop-apiserver "$work" 2>>"$work/cluster.err" && "$cluster" restart-etcd "$work" 2>>"$work/cluster.err" &&
         "$cluster" start-apiserver "$work" 2>>"$work/cluster.err"
-ok $? "stop-apiserver, restart-etcd, start-apiserver"
+restarted=$?
+ok $restarted "stop-apiserver, restart-etcd, start-apiserver"
+if [ $restarted -ne 0 ]; then
+        for f in cluster.err etcd.log apiserver.log; do
+                echo "# --- $f"
+                tail -n 15 "$work/$f" | cut -c1-300 | sed 's/^/# /'
+        done
+fi
 # shellcheck disable=SC1091
 . "$work/env"
 is "$(k -n ao get configmap smoke2 -o 'jsonpath={.data.a}' 2>&1)" c "the data outlives the outage and the etcd restart"
