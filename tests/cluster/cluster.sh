@@ -59,19 +59,32 @@ alive() {
         [ -n "$state" ] && [ "$state" != Z ] && [ "$state" != X ]
 }
 
-# ours PID: alive and started for this WORKDIR (its command line names WORKDIR), so a recycled PID
-# is never signalled.
+# ours PID [PROGRAM]: alive and started for this WORKDIR (its command line names WORKDIR), so a
+# recycled PID is never signalled; with PROGRAM, also running that program (its argv[0]'s name
+# starts with PROGRAM). PIDs are recycled quickly where pid_max is 32768 and a test suite spawns
+# thousands of hooks: the PID of a stopped kube-apiserver may already be a new etcd's, or a
+# kubectl's of this WORKDIR.
 ours() {
         [ -n "$1" ] && alive "$1" || return 1
-        tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "$W/"
+        local argv
+        argv=$(tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null) || return 1
+        grep -qF -- "$W/" <<<"$argv" || return 1
+        [ -z "${2:-}" ] && return 0
+        local argv0
+        argv0=$(head -n 1 <<<"$argv")
+        case ${argv0##*/} in
+        "$2"*) return 0 ;;
+        *) return 1 ;;
+        esac
 }
 
-# kill_wait PID SIGNAL: send SIGNAL, then SIGKILL after 10 s; return once the process is gone.
+# kill_wait PID SIGNAL [PROGRAM]: send SIGNAL, then SIGKILL after 10 s; return once the process
+# is gone (or its PID is another process's already: see ours).
 kill_wait() {
-        local pid=$1 sig=$2 deadline=$((SECONDS + 10))
-        ours "$pid" || return 0
+        local pid=$1 sig=$2 prog=${3:-} deadline=$((SECONDS + 10))
+        ours "$pid" "$prog" || return 0
         kill -"$sig" "$pid" 2>/dev/null || true
-        while alive "$pid"; do
+        while ours "$pid" "$prog"; do
                 if [ "$SECONDS" -ge "$deadline" ] && [ "$sig" != KILL ]; then
                         kill -KILL "$pid" 2>/dev/null || true
                         sig=KILL
@@ -336,9 +349,9 @@ make_pki() {
 
 start_failed() {
         [ "$1" -eq 0 ] && return 0
-        kill_wait "$CONTROLLER_MANAGER_PID" KILL
-        kill_wait "$APISERVER_PID" KILL
-        kill_wait "$ETCD_PID" KILL
+        kill_wait "$CONTROLLER_MANAGER_PID" KILL kube-controller-manager
+        kill_wait "$APISERVER_PID" KILL kube-apiserver
+        kill_wait "$ETCD_PID" KILL etcd
         rm -rf "$W/etcd-data"
         echo "cluster.sh: start failed; logs are in $W" >&2
 }
@@ -350,7 +363,7 @@ cmd_start() {
         if [ -f "$W/env" ]; then
                 # shellcheck disable=SC1091
                 . "$W/env"
-                if ours "${APISERVER_PID:-}" || ours "${ETCD_PID:-}"; then
+                if ours "${APISERVER_PID:-}" kube-apiserver || ours "${ETCD_PID:-}" etcd; then
                         die "a cluster is already running in '$W' (cluster.sh stop '$W' first)"
                 fi
         fi
@@ -469,10 +482,10 @@ cmd_stop() {
                 # shellcheck disable=SC1091
                 . "$W/env"
                 kill -CONT "${APISERVER_PID:-0}" 2>/dev/null || true # a paused one cannot die of TERM
-                kill_wait "${CONTROLLER_MANAGER_PID:-}" TERM
-                kill_wait "${APISERVER2_PID:-}" TERM
-                kill_wait "${APISERVER_PID:-}" TERM
-                kill_wait "${ETCD_PID:-}" TERM
+                kill_wait "${CONTROLLER_MANAGER_PID:-}" TERM kube-controller-manager
+                kill_wait "${APISERVER2_PID:-}" TERM kube-apiserver
+                kill_wait "${APISERVER_PID:-}" TERM kube-apiserver
+                kill_wait "${ETCD_PID:-}" TERM etcd
         fi
         rm -rf "$W/etcd-data" "$W/pki"
         say "stopped"
@@ -482,9 +495,9 @@ cmd_restart_apiserver() {
         W=$(cd "$W" && pwd)
         load_env
         [ -f "$W/apiserver.args" ] && [ -f "$W/apiserver.bin" ] || die "no saved kube-apiserver flags in '$W'"
-        ours "$ETCD_PID" || die "etcd (pid $ETCD_PID) is not running"
+        ours "$ETCD_PID" etcd || die "etcd (pid $ETCD_PID) is not running"
         local t0=$SECONDS
-        kill_wait "$APISERVER_PID" KILL
+        kill_wait "$APISERVER_PID" KILL kube-apiserver
         start_apiserver
         write_env
         wait_apiserver
@@ -501,13 +514,13 @@ load_running() {
 cmd_stop_apiserver() {
         load_running
         kill -CONT "$APISERVER_PID" 2>/dev/null || true
-        kill_wait "$APISERVER_PID" KILL
+        kill_wait "$APISERVER_PID" KILL kube-apiserver
         say "kube-apiserver stopped (pid $APISERVER_PID)"
 }
 
 cmd_start_apiserver() {
         load_running
-        ours "$APISERVER_PID" && die "kube-apiserver (pid $APISERVER_PID) is running"
+        ours "$APISERVER_PID" kube-apiserver && die "kube-apiserver (pid $APISERVER_PID) is running"
         local t0=$SECONDS
         start_apiserver
         write_env
@@ -517,7 +530,7 @@ cmd_start_apiserver() {
 
 cmd_pause_apiserver() {
         load_running
-        ours "$APISERVER_PID" || die "kube-apiserver (pid $APISERVER_PID) is not running"
+        ours "$APISERVER_PID" kube-apiserver || die "kube-apiserver (pid $APISERVER_PID) is not running"
         kill -STOP "$APISERVER_PID"
         say "kube-apiserver paused (SIGSTOP, pid $APISERVER_PID)"
 }
@@ -532,7 +545,7 @@ cmd_restart_etcd() {
         load_running
         [ -f "$W/etcd.args" ] && [ -f "$W/etcd.bin" ] || die "no saved etcd flags in '$W'"
         local t0=$SECONDS
-        kill_wait "$ETCD_PID" KILL
+        kill_wait "$ETCD_PID" KILL etcd
         # A restart joins the cluster it made, with its data: never "new" again.
         sed -i 's/^new$/existing/' "$W/etcd.args"
         start_etcd
@@ -543,7 +556,7 @@ cmd_restart_etcd() {
 
 cmd_start_apiserver2() {
         load_running
-        ours "${APISERVER2_PID:-}" && die "a second kube-apiserver (pid $APISERVER2_PID) is running"
+        ours "${APISERVER2_PID:-}" kube-apiserver && die "a second kube-apiserver (pid $APISERVER2_PID) is running"
         [ -n "${APISERVER2_PORT:-}" ] || APISERVER2_PORT=$(free_ports 1)
         API2=https://127.0.0.1:$APISERVER2_PORT
         APISERVER2_PID=$(start_apiserver_on "$APISERVER2_PORT" apiserver2.log)
@@ -554,7 +567,7 @@ cmd_start_apiserver2() {
 
 cmd_stop_apiserver2() {
         load_running
-        kill_wait "${APISERVER2_PID:-}" TERM
+        kill_wait "${APISERVER2_PID:-}" TERM kube-apiserver
         say "the second kube-apiserver stopped"
 }
 
