@@ -123,7 +123,7 @@ static void run_finished(struct bench *b, struct ao_task *t, bool ok, const char
         ao_task_finish(t, AO_TASK_SUCCESS);
 }
 
-static void on_hook_done(const struct ao_hook_outcome *outcome, void *userdata)
+static void on_hook_done(struct ao_hook_outcome *outcome, void *userdata)
 {
         struct ao_task *t = userdata;
         struct bench *b = ao_task_payload(t);

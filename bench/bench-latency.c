@@ -316,7 +316,7 @@ struct op_run {
         size_t n_due;
 };
 
-static void on_hook_done(const struct ao_hook_outcome *outcome, void *userdata)
+static void on_hook_done(struct ao_hook_outcome *outcome, void *userdata)
 {
         struct op_run *run = userdata;
         struct bench *b = run->b;

@@ -83,7 +83,12 @@ struct ao_hook_outcome {
         char *enabled_reason; /* ENABLED: the reason file when the result is false, else NULL */
 };
 
-typedef void ao_hook_done_handler(const struct ao_hook_outcome *outcome, void *userdata);
+/*
+ * The run ended. The outcome is the runner's and released when the handler returns, but the
+ * handler may take any output it keeps for later (the patches, the metric operations, the
+ * kubernetes patch text): it sets the member to NULL (or zero) and owns what it took.
+ */
+typedef void ao_hook_done_handler(struct ao_hook_outcome *outcome, void *userdata);
 
 /** One run. Every pointer is borrowed for the duration of ao_hook_run_start() only. */
 struct ao_hook_run_request {

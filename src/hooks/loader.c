@@ -122,7 +122,7 @@ static void parse_config(struct load *l, size_t index, const struct ao_hook_outc
                     hook->name, hook->config.ignored.items[i]);
 }
 
-static void on_config(const struct ao_hook_outcome *o, void *userdata)
+static void on_config(struct ao_hook_outcome *o, void *userdata)
 {
         struct config_run *run = userdata;
         struct load *l = run->load;

@@ -110,7 +110,7 @@ static void check_config(struct hooks_lint *h, const struct job *j, const char *
 
 static void start_jobs(struct hooks_lint *h);
 
-static void on_config(const struct ao_hook_outcome *o, void *userdata)
+static void on_config(struct ao_hook_outcome *o, void *userdata)
 {
         struct job *j = userdata;
         struct hooks_lint *h = j->owner;

@@ -75,7 +75,7 @@ static void discovery_step(struct discovery *d);
 static void discovery_fail(struct discovery *d, const char *msg)
 {
         ao_log(AO_LOG_ERROR, "module discovery failed, retrying in 5 s: %s", msg);
-        metrics_discover_error(d->op);
+        op_metrics_discover_error(d->op);
         struct ao_task *t = d->task;
         discovery_free(d);
         /* Documented: discovery restarts every 5 seconds (not with the growing back-off). */
@@ -91,7 +91,7 @@ static void note_enabled(struct discovery *d, size_t i)
         d->so_far[d->n_so_far] = NULL;
 }
 
-static void on_enabled_script(const struct ao_hook_outcome *o, void *userdata)
+static void on_enabled_script(struct ao_hook_outcome *o, void *userdata)
 {
         struct discovery *d = userdata;
         struct module *mod = &d->op->modules.items[d->next];
@@ -121,42 +121,32 @@ static int run_enabled_script(struct discovery *d, struct module *mod, struct ao
         if (!profile)
                 return ao_error_set(reterr, -ENOENT, "module '%s': no sandbox profile named '%s'", mod->name,
                                     profile_name);
-        cJSON *global = NULL, *global_config = NULL, *section = NULL, *section_config = NULL;
-        r = values_global(&op->values, &global, reterr);
-        if (r >= 0)
-                r = values_global_config(&op->values, &global_config, reterr);
-        if (r >= 0)
-                r = values_module(&op->values, &op->modules, mod, &section, reterr);
-        if (r >= 0)
-                r = values_module_config(&op->values, &op->modules, mod, &section_config, reterr);
-        if (r >= 0) {
-                const char *empty[] = {NULL};
-                cJSON *values = ao_values_document(global, mod->values_key, section,
-                                                   d->so_far ? (const char *const *) d->so_far : empty);
-                cJSON *config = ao_values_document(global_config, mod->values_key, section_config, NULL);
-                _cleanup_free_ char *name = ao_xasprintf("%s/enabled", mod->name);
-                struct ao_hook_run_request req = {
-                    .mode = AO_HOOK_RUN_ENABLED,
-                    .hook_name = name,
-                    .path = mod->enabled_script,
-                    .module = mod->name,
-                    .values_key = mod->values_key,
-                    .working_dir = mod->dir,
-                    .binding = "enabled",
-                    .queue = AO_QUEUE_MAIN,
-                    .values = values,
-                    .config_values = config,
-                    .profile = profile,
-                    .timeout_usec = op->settings->hook_timeout_usec,
-                    .on_done = on_enabled_script,
-                    .userdata = d,
-                };
-                r = ao_hook_run_start(op->runner, &req, reterr);
-                cJSON_Delete(values);
-                cJSON_Delete(config);
-        }
-        cJSON_Delete(global), cJSON_Delete(global_config), cJSON_Delete(section),
-            cJSON_Delete(section_config);
+        const char *empty[] = {NULL};
+        cJSON *values = NULL, *config = NULL;
+        r = hook_documents(op, mod, d->so_far ? (const char *const *) d->so_far : empty, &values, &config,
+                           reterr);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *name = ao_xasprintf("%s/enabled", mod->name);
+        struct ao_hook_run_request req = {
+            .mode = AO_HOOK_RUN_ENABLED,
+            .hook_name = name,
+            .path = mod->enabled_script,
+            .module = mod->name,
+            .values_key = mod->values_key,
+            .working_dir = mod->dir,
+            .binding = "enabled",
+            .queue = AO_QUEUE_MAIN,
+            .values = values,
+            .config_values = config,
+            .profile = profile,
+            .timeout_usec = op->settings->hook_timeout_usec,
+            .on_done = on_enabled_script,
+            .userdata = d,
+        };
+        r = ao_hook_run_start(op->runner, &req, reterr);
+        cJSON_Delete(values);
+        cJSON_Delete(config);
         return r;
 }
 
@@ -198,11 +188,8 @@ static void on_module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct
                 load_ended(d);
                 return;
         }
-        mod->hooks = hooks;
-        mod->n_hooks = n;
-        mod->hooks_loaded = true;
-        mod->throttles = throttles_new(hooks, n);
-        metrics_binding_count(d->op, mod, hooks, n);
+        hook_owner_set_hooks(&mod->owner, hooks, n);
+        op_metrics_binding_count(d->op, mod, hooks, n);
         for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; !d->op->kube && j < hooks[i].config.n_kubernetes; j++)
                         ao_log_with(AO_LOG_WARN,
@@ -246,7 +233,7 @@ static void load_enabled_modules(struct discovery *d)
         d->loads_pending =
             1; /* this function's own: loads that end at once cannot end the discovery under it */
         for (size_t i = 0; i < m->n; i++) {
-                if (!d->enabled[i] || m->items[i].hooks_loaded)
+                if (!d->enabled[i] || m->items[i].owner.loaded)
                         continue;
                 struct ao_error err = {0};
                 d->loads_pending++;
@@ -300,22 +287,6 @@ static void set_enabled_modules(struct operator_state *op, char **names, size_t 
                 op->enabled_modules[i] = ao_xstrdup(names[i]);
 }
 
-static struct ao_task *push_module_task(struct ao_task *before, enum task_type type, struct module *mod,
-                                        const char *release, const char *activation)
-{
-        struct module_task *mt = ao_xcalloc(1, sizeof(*mt));
-        *mt = (struct module_task){.module = mod,
-                                   .release = release ? ao_xstrdup(release) : NULL,
-                                   .activation = ao_xstrdup(activation)};
-        static const char *const names[] = {[TASK_MODULE_RUN] = "ModuleRun",
-                                            [TASK_MODULE_DELETE] = "ModuleDelete",
-                                            [TASK_MODULE_PURGE] = "ModulePurge"};
-        _cleanup_free_ char *description = ao_xasprintf("%s:%s", names[type], mod ? mod->name : release);
-        struct ao_task_spec spec = {
-            .type = type, .description = description, .payload = mt, .payload_free = module_task_free};
-        return ao_queue_push_before(before, &spec);
-}
-
 static void discovery_done(struct discovery *d)
 {
         struct ao_task *t = d->task;
@@ -336,7 +307,7 @@ static void on_releases_listed(struct operator_state *op, char **releases, const
                        error ? error->msg : "unknown error");
         for (char **r = releases; r && *r; r++) {
                 if (!modules_find(&op->modules, *r))
-                        push_module_task(d->task, TASK_MODULE_PURGE, NULL, *r, reason);
+                        tasks_push_module_purge(d->task, *r, reason);
                 free(*r);
         }
         free(releases);
@@ -354,10 +325,10 @@ static void discovery_finish(struct discovery *d)
         ao_log(AO_LOG_INFO, "modules discovered: %zu of %zu enabled", d->n_so_far, m->n);
         for (size_t i = 0; i < m->n; i++)
                 if (d->enabled[i])
-                        push_module_task(t, TASK_MODULE_RUN, &m->items[i], NULL, reason);
+                        tasks_push_module_run(t, &m->items[i], reason);
         for (size_t i = m->n; i-- > 0;)
                 if (!d->enabled[i] && m->items[i].enabled)
-                        push_module_task(t, TASK_MODULE_DELETE, &m->items[i], NULL, reason);
+                        tasks_push_module_delete(t, &m->items[i], reason);
         for (size_t i = 0; i < m->n; i++)
                 m->items[i].enabled = d->enabled[i];
         struct ao_error err = {0};
@@ -386,7 +357,7 @@ static void converge_done(struct operator_state *op, struct ao_task *t, struct c
                 ao_log(AO_LOG_INFO, "converge done in %llu ms (%s)", (unsigned long long) (took / 1000),
                        ct->reason);
         op->first_converge_done = true;
-        metrics_converge_done(op, ct->reason, took);
+        op_metrics_converge_done(op, ct->reason, took);
         ao_http_set_ready(op->http, true);
         ao_task_finish(t, AO_TASK_SUCCESS);
 }
@@ -401,8 +372,7 @@ void converge_handle(struct operator_state *op, struct ao_task *t)
                         op->converge_started_usec = ao_reactor_now(op->reactor);
                         ao_log(AO_LOG_INFO, "converge started (%s)", ct->reason);
                 }
-                push_ordered_hook_runs(op, t, NULL, op->global_hooks, op->n_global_hooks,
-                                       AO_BINDING_BEFORE_ALL, ct->reason);
+                tasks_push_ordered_hook_runs(op, t, &op->global, AO_BINDING_BEFORE_ALL, ct->reason);
                 ct->phase = CONVERGE_DISCOVER;
                 ao_task_finish(t, AO_TASK_KEEP);
                 return;
@@ -412,8 +382,7 @@ void converge_handle(struct operator_state *op, struct ao_task *t)
         case CONVERGE_AFTER_ALL:
                 free(ct->global_checksum);
                 ct->global_checksum = values_global_checksum(&op->values);
-                push_ordered_hook_runs(op, t, NULL, op->global_hooks, op->n_global_hooks,
-                                       AO_BINDING_AFTER_ALL, ct->reason);
+                tasks_push_ordered_hook_runs(op, t, &op->global, AO_BINDING_AFTER_ALL, ct->reason);
                 ct->phase = CONVERGE_CHECK;
                 ao_task_finish(t, AO_TASK_KEEP);
                 return;
@@ -437,34 +406,4 @@ void converge_handle(struct operator_state *op, struct ao_task *t)
                 return;
         }
         }
-}
-
-void converge_task_free(void *payload)
-{
-        struct converge_task *ct = payload;
-        free(ct->reason);
-        free(ct->global_checksum);
-        free(ct);
-}
-
-static bool is_waiting_converge(const struct ao_task *t, void *userdata)
-{
-        (void) userdata;
-        return ao_task_type(t) == TASK_CONVERGE;
-}
-
-void converge_queue(struct operator_state *op, const char *reason)
-{
-        struct ao_queue *main_queue = operator_queue(op, AO_QUEUE_MAIN);
-        /* One waiting converge covers every reason that comes in before it starts. */
-        if (ao_queue_find(main_queue, false, is_waiting_converge, NULL))
-                return;
-        struct converge_task *ct = ao_xcalloc(1, sizeof(*ct));
-        *ct = (struct converge_task){.phase = CONVERGE_BEFORE_ALL, .reason = ao_xstrdup(reason)};
-        _cleanup_free_ char *description = ao_xasprintf("ConvergeModules:%s", reason);
-        struct ao_task_spec spec = {.type = TASK_CONVERGE,
-                                    .description = description,
-                                    .payload = ct,
-                                    .payload_free = converge_task_free};
-        ao_queue_push_tail(main_queue, &spec);
 }

@@ -52,11 +52,12 @@ static cJSON *wrapped(const char *key, cJSON *section)
 }
 
 /* Each hook's kubernetes bindings with the items its next binding context would carry. */
-static cJSON *snapshots_of(struct operator_state *op, struct module *mod, struct ao_hook *hooks, size_t n)
+static cJSON *snapshots_of(struct hook_owner *owner)
 {
         cJSON *doc = cJSON_CreateObject();
-        for (size_t i = 0; i < n; i++) {
-                struct ao_snapshot_source src = kube_snapshot_source(op, mod, &hooks[i]);
+        struct ao_hook *hooks = owner->hooks;
+        for (size_t i = 0; i < owner->n_hooks; i++) {
+                struct ao_snapshot_source src = bindings_snapshot_source(owner, &hooks[i]);
                 cJSON *bindings = cJSON_CreateObject();
                 for (size_t k = 0; k < hooks[i].config.n_kubernetes; k++) {
                         const char *name = hooks[i].config.kubernetes[k].name;
@@ -78,7 +79,7 @@ static int global_route(struct operator_state *op, enum ao_debug_route route, cJ
                 return 200;
         }
         if (route == AO_DEBUG_GLOBAL_SNAPSHOTS) {
-                *ret_body = snapshots_of(op, NULL, op->global_hooks, op->n_global_hooks);
+                *ret_body = snapshots_of(&op->global);
                 return 200;
         }
         if (route == AO_DEBUG_GLOBAL_VALUES)
@@ -101,7 +102,7 @@ static cJSON *module_list(struct operator_state *op)
                 cJSON_AddNumberToObject(m, "order", mod->order);
                 cJSON_AddBoolToObject(m, "enabled", mod->enabled);
                 cJSON_AddBoolToObject(m, "started", mod->started);
-                cJSON_AddNumberToObject(m, "hooks", (double) mod->n_hooks);
+                cJSON_AddNumberToObject(m, "hooks", (double) mod->owner.n_hooks);
                 cJSON_AddStringToObject(m, "path", mod->dir);
                 cJSON_AddItemToArray(modules, m);
         }
@@ -118,7 +119,7 @@ static int module_route(struct operator_state *op, const struct ao_debug_request
                 return 200;
         }
         if (req->route == AO_DEBUG_MODULE_SNAPSHOTS) {
-                *ret_body = snapshots_of(op, mod, mod->hooks, mod->n_hooks);
+                *ret_body = snapshots_of(&mod->owner);
                 return 200;
         }
         bool values = req->route == AO_DEBUG_MODULE_VALUES;
@@ -210,7 +211,7 @@ int debug_api_handle(const char *path, const char *query, cJSON **ret_body, void
                 *ret_body = module_list(op);
                 return 200;
         case AO_DEBUG_MODULE_RESOURCE_MONITOR:
-                *ret_body = wrapped("monitors", helm_monitors_dump(op));
+                *ret_body = wrapped("monitors", release_monitors_dump(op));
                 return 200;
         default:
                 return module_route(op, &req, ret_body);

@@ -2,19 +2,39 @@
 #pragma once
 
 /*
- * Private to src/operator/: the running operator's state and what its files
- * share. The lifecycle (docs/LIFECYCLE.md) is a set of task types worked by
- * the queues; each file below owns some of them:
+ * Private to src/operator/: the running operator's state and what its files share. The lifecycle
+ * (docs/LIFECYCLE.md) is a set of task types worked by the queues. Files, lowest layer first; a
+ * file calls only files listed before it (tests/tools/file-graph.py checks it):
  *
- *   modules.c      the module directories: names, order, values.yaml files, schemas
- *   values-store.c global and module values: layers, stored patches, what hooks may change
- *   hook-task.c    one hook run for a task, and what its outputs change
- *   converge.c     "reload all modules": beforeAll, discovery, module runs, afterAll
- *   module-run.c   module run, delete and purge
- *   schedules.c    schedule bindings to tasks
- *   helm-local.c   the release step without a cluster
- *   kube.c         kubernetes bindings: client, monitors, Synchronization and events
- *   start.c        start-up, shutdown and the wiring of all of it
+ *   hook-owner.c       the hooks of one owner (global or a module) and their throttles
+ *   modules.c          the module directories: names, order, values.yaml files, schemas
+ *   config-file.c      the config file store (ao_config_file: config-file.h), watched with inotify
+ *   values-store.c     global and module values: layers, stored patches, what hooks may change
+ *   op-metrics.c       the operator's metric families and what it observes
+ *   tasks.c            every task type's payload and constructor, and the idempotent requests
+ *                      ("request a converge", "request a module run", hook runs in order)
+ *   release-chart.c    the chart, values file and CRD operations helm gets
+ *   release-local.c    the release step without a cluster
+ *   cluster.c          the cluster session: clients, discovery, ConfigMap, Lease, object patches
+ *   release-helm.c     the release step with the helm binary
+ *   release-monitor.c  release auto-healing
+ *   bindings.c         kubernetes bindings: one owner's monitors, events to hook tasks, snapshots
+ *   schedules.c        schedule bindings to hook tasks
+ *   run-outputs.c      a run's outputs: all checked first, then applied in a fixed order
+ *   hook-call.c        one hook run: its documents, the runner, its outputs
+ *   hook-task.c        handler: TASK_GLOBAL_HOOK_RUN, TASK_MODULE_HOOK_RUN
+ *   converge.c         handler: TASK_CONVERGE ("reload all modules")
+ *   module-run.c       handler: TASK_MODULE_RUN, TASK_MODULE_DELETE, TASK_MODULE_PURGE
+ *   global-sync.c      handler: TASK_KUBE_SYNC (the global hooks' Synchronization)
+ *   engine.c           the handler table and the queues
+ *   debug-api.c        the debug socket's and /status/converge's answers
+ *   lifecycle.c        start-up, config changes and tear-down
+ *   start.c            the `start` command: the reactor, processes, the runner, then the lifecycle
+ *
+ * Names: functions shared between these files start with their file's concept (tasks_,
+ * cluster_, bindings_, release_, op_metrics_, ...), never with ao_ and never with the name of
+ * another directory under src/ (kube_, helm_, metrics_, values_ would read as those modules'
+ * public API); see docs/DEVELOPING.md.
  */
 
 #include <stdbool.h>
@@ -24,6 +44,7 @@
 #include "ao/binding-context.h"
 #include "ao/error.h"
 #include "ao/hooks.h"
+#include "ao/metric-ops.h"
 #include "ao/queue.h"
 #include "ao/settings.h"
 
@@ -48,6 +69,39 @@ struct ao_http;
 struct ao_metrics;
 struct ao_metric_ops;
 struct ao_proc_result;
+struct ao_hook_outcome;
+struct ao_informers;
+struct ao_jq_cache;
+struct ao_kube_discovery;
+struct ao_task;
+struct hook_bindings;
+struct sync_waiter;
+
+/* ---- hook owners ------------------------------------------------------------------------------ */
+
+/*
+ * The hooks of one owner (the global hooks, or one module's) and what runs them: one structure for
+ * both, so that no code asks "module or global?" to find a hook's throttle, schedules or monitors.
+ */
+struct hook_owner {
+        struct module *module; /* NULL: the global hooks */
+        struct ao_hook *hooks; /* owned, once loaded */
+        size_t n_hooks;
+        bool loaded;
+        struct ao_throttle *throttles;  /* owned: one per hook (executionMinPeriod, executionBurst) */
+        struct schedule_set *schedules; /* owned: its schedule bindings while the owner is active */
+        struct hook_bindings *kube;     /* owned: its kubernetes monitors while active (bindings.c) */
+};
+
+/** Take @hooks (@n of them) as the owner's, with a throttle per hook. */
+void hook_owner_set_hooks(struct hook_owner *o, struct ao_hook *hooks, size_t n);
+void hook_owner_done(struct hook_owner *o);
+/** The owner's module name for logs and labels, or NULL for the global hooks. */
+const char *hook_owner_module_name(const struct hook_owner *o);
+/** "<module>/<hook>" or "<hook>": the combine key and the log name. malloc'd. */
+char *hook_identity(const struct hook_owner *o, const struct ao_hook *hook);
+/** Whether any hook of @o has kubernetes bindings. */
+bool hook_owner_has_kube_bindings(const struct hook_owner *o);
 
 /* ---- modules ---------------------------------------------------------------------------------- */
 
@@ -64,18 +118,13 @@ struct module {
         char *enabled_script;     /* owned: <dir>/enabled when it exists, else NULL */
 
         /* runtime */
-        struct ao_hook *hooks; /* owned, once loaded */
-        size_t n_hooks;
-        bool hooks_loaded;
+        struct hook_owner owner;         /* its hooks, once loaded */
         bool enabled;                    /* by the last discovery */
         bool started;                    /* a module run succeeded since it was enabled: onStartup done */
         struct cJSON *patches;           /* owned: stored memory patch operations (array) */
-        struct ao_throttle *throttles;   /* owned: one per hook */
-        struct schedule_set *schedules;  /* owned: its hooks' schedule bindings while enabled */
-        struct hook_monitors *kube;      /* owned: its hooks' kubernetes monitors while enabled (kube.c) */
         bool crds_applied;               /* crds/ went to the cluster since the module was enabled */
         unsigned busy;                   /* its module run or hooks running now (the release monitor waits) */
-        struct release_monitor *monitor; /* owned: release auto-healing (helm-monitor.c), with a cluster */
+        struct release_monitor *monitor; /* owned: release auto-healing (release-monitor.c), with a cluster */
 };
 
 struct modules {
@@ -134,6 +183,14 @@ int values_module_enabled_flag(const struct values_store *vs, const struct modul
 int values_apply_patch(struct values_store *vs, const struct modules *m, struct module *mod,
                        const struct cJSON *ops, struct ao_error *reterr);
 
+/** Whether values_apply_patch() would succeed; changes nothing. */
+int values_check_patch(struct values_store *vs, const struct modules *m, struct module *mod,
+                       const struct cJSON *ops, struct ao_error *reterr);
+/** What a values patch of @mod (NULL: global) may change, saved to go back to with values_undo(). */
+struct values_undo *values_undo_point(struct values_store *vs, struct module *mod);
+void values_undo(struct values_store *vs, struct values_undo *u);
+void values_undo_drop(struct values_undo *u);
+
 /** Apply a config patch to the config section of @mod (NULL: global), validated; returns the new section. */
 int values_apply_config_patch(struct values_store *vs, const struct modules *m, const struct module *mod,
                               const struct cJSON *ops, struct cJSON **ret_section, struct ao_error *reterr);
@@ -142,83 +199,85 @@ int values_apply_config_patch(struct values_store *vs, const struct modules *m, 
 int values_validate_config(const struct values_store *vs, const struct modules *m, const struct cJSON *config,
                            struct ao_error *reterr);
 
-/* ---- the release step ------------------------------------------------------------------------- */
+/* ---- the operator ----------------------------------------------------------------------------- */
 
-/*
- * How releases are made: the lifecycle only calls through this table. Without a cluster it is
- * the local step (helm-local.c: <state dir>/releases/<module>/values.yaml); with one, the helm
- * binary (helm-release.c). Each operation either fails at once (negative return, @reterr set,
- * no callback) or calls its callback exactly once, possibly before it returns: callers touch
- * nothing of theirs after starting one.
- */
-typedef void release_done(struct operator_state *op, const struct ao_error *error /* NULL: done */,
-                          void *userdata);
-typedef void release_exists_done(struct operator_state *op, int exists /* 1, 0, or < 0 with @error */,
-                                 const struct ao_error *error, void *userdata);
-/* @names: malloc'd, NULL-terminated, sorted, owned by the callee; NULL with @error on failure. */
-typedef void release_list_done(struct operator_state *op, char **names, const struct ao_error *error,
-                               void *userdata);
+struct operator_state {
+        const struct ao_cli *cli;
+        const struct ao_settings *settings;
+        struct ao_reactor *reactor;
+        struct ao_shutdown *shutdown;
+        struct ao_sandbox_profiles *profiles;
+        const struct ao_sandbox_profile *default_profile;
+        struct ao_proc *proc;
+        struct ao_hook_runner *runner;
+        struct ao_queues *queues;
+        struct ao_schedule *schedule;
+        struct ao_config_file *config_file; /* the local config store, or */
+        struct ao_config_map *config_map;   /* the ConfigMap config store (cluster.c) */
+        char *state_dir;                    /* owned */
+        const struct release_ops *releases; /* how releases are made (helm_local_ops without a cluster) */
+        struct helm_state *helm;            /* the helm binary (release-helm.c), with a cluster */
+        struct ao_source *log_wakeup;
+        struct ao_source *log_writable;
 
-struct release_ops {
-        const char *name; /* "local", "helm": for logs */
-        /* Install or upgrade @mod's release with @values (the document helm gets). */
-        int (*upgrade)(struct operator_state *op, struct module *mod, const struct cJSON *values,
-                       const char *activation, release_done *done, void *userdata, struct ao_error *reterr);
-        int (*remove)(struct operator_state *op, const char *release, release_done *done, void *userdata,
-                      struct ao_error *reterr);
-        int (*exists)(struct operator_state *op, const char *release, release_exists_done *done,
-                      void *userdata, struct ao_error *reterr);
-        int (*list)(struct operator_state *op, release_list_done *done, void *userdata,
-                    struct ao_error *reterr);
+        struct hook_owner global; /* the global hooks */
+
+        struct modules modules;
+        struct values_store values;
+        char **enabled_modules;           /* owned, NULL-terminated: enabled modules in run order */
+        struct ao_metrics *metrics;       /* owned: the operator's metrics (/metrics) */
+        struct ao_metrics *hook_metrics;  /* owned: metrics hooks write (/metrics/hooks) */
+        struct operator_metrics *om;      /* owned: families and timers (op-metrics.c) */
+        struct ao_http *http;             /* owned: the HTTP server thread */
+        struct ao_source *sighup;         /* owned: SIGHUP reloads all modules */
+        struct kube_state *kube;          /* owned: the cluster session (cluster.c); NULL without a cluster */
+        struct sync_waiter *sync_waiters; /* owned: owners waiting for their monitors (bindings.c) */
+        bool first_converge_done;
+        bool converge_running;
+        uint64_t converge_started_usec;
+        size_t converge_tasks_done;      /* tasks finished since the start-up converge began */
+        uint64_t converge_progress_usec; /* when the last progress line was logged */
+        unsigned converges;
 };
 
-extern const struct release_ops helm_local_ops;
-extern const struct release_ops helm_binary_ops;
+/* ---- op-metrics.c ---------------------------------------------------------------------------- */
 
-/*
- * helm-chart.c. The chart helm gets: 1 and the module directory when it has Chart.yaml, 1 and a
- * chart generated in <tmp>/charts/<module> when it only has templates/, 0 when it is no chart.
- */
-int helm_chart_dir(const struct operator_state *op, const struct module *mod, char **ret_dir,
-                   struct ao_error *reterr);
-/** @values as YAML in a new private file <tmp>/<module>.module-values.yaml-XXXXXX. */
-int helm_values_file(const struct operator_state *op, const struct module *mod, const struct cJSON *values,
-                     char **ret_path, struct ao_error *reterr);
-/**
- * The CRDs of <module>/crds (files not starting with an ADDON_OPERATOR_CRD_FILTER_PREFIXES
- * prefix, labelled with ADDON_OPERATOR_CRD_EXTRA_LABELS) as object patch operations (JSON);
- * returns 1 with @ret_text, 0 when there are none.
- */
-int helm_crd_operations(const struct operator_state *op, const struct module *mod, char **ret_text,
-                        struct ao_error *reterr);
+/* What a hook run is for: log context and metric labels. */
+struct hook_run_info {
+        const char *binding_name;
+        const char *queue;
+        const char *activation;
+        bool allow_failure;
+};
 
-/** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
-int helm_start(struct operator_state *op, struct ao_error *reterr);
-void helm_done(struct operator_state *op);
+int op_metrics_init(struct operator_state *op);
+void op_metrics_done(struct operator_state *op);
+void op_metrics_sample_queues(struct operator_state *op);
+void op_metrics_hook_run(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                         const struct hook_run_info *info, const struct ao_proc_result *r, bool ok);
+void op_metrics_task_wait(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                          const struct hook_run_info *info, uint64_t wait_usec);
+void op_metrics_hook_ops(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                         const struct ao_metric_ops *ops);
+void op_metrics_discover_error(struct operator_state *op);
+void op_metrics_converge_done(struct operator_state *op, const char *reason, uint64_t usec);
+void op_metrics_module_run(struct operator_state *op, const struct module *mod, const char *activation,
+                           uint64_t usec, bool ok);
+void op_metrics_module_helm(struct operator_state *op, const struct module *mod, const char *activation,
+                            uint64_t usec);
+/** helm_operation_seconds{operation}: "template", "check-upgrade", "upgrade". */
+void op_metrics_helm_operation(struct operator_state *op, const struct module *mod, const char *activation,
+                               const char *operation, uint64_t usec);
+void op_metrics_helm_redeployed(struct operator_state *op, const struct module *mod);
+void op_metrics_absent_resource(struct operator_state *op, const struct module *mod, const char *resource);
+void op_metrics_module_delete_failed(struct operator_state *op, const struct module *mod);
+/** Drop every series of @module (it was deleted or purged). */
+void op_metrics_module_gone(struct operator_state *op, const char *module);
+void op_metrics_binding_count(struct operator_state *op, const struct module *mod,
+                              const struct ao_hook *hooks, size_t n);
+void op_metrics_config_error(struct operator_state *op);
 
-struct ao_helm_revision;
-/* @last: the release's last revision (revision 0: no release), NULL with @error on failure. */
-typedef void helm_status_done(struct operator_state *op, const struct ao_helm_revision *last,
-                              const struct ao_error *error, void *userdata);
-/** `helm history` of @release. */
-int helm_release_status(struct operator_state *op, const char *release, helm_status_done *done,
-                        void *userdata, struct ao_error *reterr);
-
-/*
- * helm-monitor.c: release auto-healing. After each helm step the module's rendered objects are
- * checked every HELM_MONITOR_INTERVAL (plus jitter) while nothing of the module runs: a release
- * that is not "deployed", or an object gone that the module's own hooks did not delete, queues
- * a module run.
- */
-void helm_monitor_start(struct operator_state *op, struct module *mod, struct ao_helm_manifest *manifest);
-void helm_monitor_stop(struct operator_state *op, struct module *mod);
-void helm_monitor_note_deleted(struct operator_state *op, struct module *mod, const char *kind,
-                               const char *ns, const char *name);
-/** The /module/resource-monitor debug dump: an array, one element per monitored module. */
-struct cJSON *helm_monitors_dump(struct operator_state *op);
-void helm_monitors_free(struct operator_state *op);
-
-/* ---- tasks ------------------------------------------------------------------------------------ */
+/* ---- tasks.c: every task, and the requests that queue them -------------------------------------- */
 
 enum task_type {
         TASK_GLOBAL_HOOK_RUN,
@@ -233,22 +292,14 @@ enum task_type {
 
 /* Why a hook runs: decides what its value changes cause afterwards. */
 struct hook_task {
-        struct module *module; /* borrowed; NULL for global hooks */
-        struct ao_hook *hook;  /* borrowed */
+        struct hook_owner *owner; /* borrowed */
+        struct ao_hook *hook;     /* borrowed */
         enum ao_binding_type binding;
         char *binding_name; /* owned: the binding's name for logs */
         char
             *activation; /* owned: what caused the run ("OperatorStartup", "Schedule", ...), a metric label */
         bool kube_sync;  /* a Synchronization run: events of the binding flow once it starts */
         size_t kube_binding; /* which kubernetes binding, with kube_sync */
-};
-
-/* What a hook run is for: log context and metric labels. */
-struct hook_run_info {
-        const char *binding_name;
-        const char *queue;
-        const char *activation;
-        bool allow_failure;
 };
 
 enum converge_phase {
@@ -266,210 +317,322 @@ struct converge_task {
 };
 
 struct module_task {
-        struct module *module; /* borrowed (modules never go away while running) */
+        struct module *module; /* borrowed (modules never go away while running); NULL for a purge */
         char *release;         /* owned: TASK_MODULE_PURGE's release */
         char *activation;      /* owned: why it runs, a metric label */
 };
 
-/* ---- the operator ----------------------------------------------------------------------------- */
-
-struct operator_state {
-        const struct ao_cli *cli;
-        const struct ao_settings *settings;
-        struct ao_reactor *reactor;
-        struct ao_shutdown *shutdown;
-        struct ao_sandbox_profiles *profiles;
-        const struct ao_sandbox_profile *default_profile;
-        struct ao_proc *proc;
-        struct ao_hook_runner *runner;
-        struct ao_queues *queues;
-        struct ao_schedule *schedule;
-        struct ao_config_file *config_file; /* the local config store, or */
-        struct ao_config_map *config_map;   /* the ConfigMap config store (kube.c) */
-        char *state_dir;                    /* owned */
-        const struct release_ops *releases; /* how releases are made (helm_local_ops without a cluster) */
-        struct helm_state *helm;            /* the helm binary (helm-release.c), with a cluster */
-        struct ao_source *log_wakeup;
-        struct ao_source *log_writable;
-
-        struct ao_hook *global_hooks; /* owned, once loaded */
-        size_t n_global_hooks;
-        struct ao_throttle *global_throttles;
-        struct schedule_set *global_schedules;
-
-        struct modules modules;
-        struct values_store values;
-        char **enabled_modules;          /* owned, NULL-terminated: enabled modules in run order */
-        struct ao_metrics *metrics;      /* owned: the operator's metrics (/metrics) */
-        struct ao_metrics *hook_metrics; /* owned: metrics hooks write (/metrics/hooks) */
-        struct operator_metrics *om;     /* owned: families and timers (metrics.c) */
-        struct ao_http *http;            /* owned: the HTTP server thread */
-        struct ao_source *sighup;        /* owned: SIGHUP reloads all modules */
-        struct kube_state *kube;         /* owned: the cluster side (kube.c); NULL without a cluster */
-        bool first_converge_done;
-        bool converge_running;
-        uint64_t converge_started_usec;
-        size_t converge_tasks_done;      /* tasks finished since the start-up converge began */
-        uint64_t converge_progress_usec; /* when the last progress line was logged */
-        unsigned converges;
+/*
+ * A hook run to queue. @contexts is taken; queued contexts carry no snapshot items (they are
+ * attached once, when the run starts: see hook-task.c), so a waiting event costs the same
+ * whatever the size of the snapshots.
+ */
+struct hook_run_spec {
+        struct hook_owner *owner;
+        size_t hook_index;
+        enum ao_binding_type binding;
+        const char *binding_name;
+        const char *activation;
+        struct cJSON *contexts;
+        bool allow_failure;
+        bool kube_sync;      /* a Synchronization run of kubernetes binding ... */
+        size_t kube_binding; /* ... number kube_binding of the hook */
 };
 
-/* hook-task.c */
+struct ao_queue *tasks_queue(struct operator_state *op, const char *name);
+/** At the tail of @queue (NULL: main). Returns the task (or the one it was merged into). */
+struct ao_task *tasks_push_hook_run(struct operator_state *op, const char *queue,
+                                    const struct hook_run_spec *s);
+/** Right after @after (Synchronization runs that must run before what follows the step). */
+struct ao_task *tasks_push_hook_run_after(struct ao_task *after, const struct hook_run_spec *s);
+/**
+ * Hook runs for ordered binding @type of every hook of @owner that has it, ordered by
+ * (order, name), right before @before (NULL: at the tail of main).
+ */
+void tasks_push_ordered_hook_runs(struct operator_state *op, struct ao_task *before, struct hook_owner *owner,
+                                  enum ao_binding_type type, const char *activation);
+/** "Reload all modules": one waiting converge covers every reason that comes before it starts. */
+void tasks_request_converge(struct operator_state *op, const char *reason);
+/** A run of @mod at the tail of main (or right after @after), unless one is waiting there already. */
+void tasks_request_module_run(struct operator_state *op, struct module *mod, struct ao_task *after,
+                              const char *activation);
+bool tasks_module_run_pending(struct operator_state *op, const struct module *mod);
+/** Discovery's steps, right before the converge task @before. */
+void tasks_push_module_run(struct ao_task *before, struct module *mod, const char *activation);
+void tasks_push_module_delete(struct ao_task *before, struct module *mod, const char *activation);
+void tasks_push_module_purge(struct ao_task *before, const char *release, const char *activation);
+/** The global Synchronization step (after the onStartup hooks). */
+void tasks_push_kube_sync(struct operator_state *op);
+
+/* ---- release-chart.c, release-local.c, release-helm.c: the release step -------------------------- */
+
+/*
+ * How releases are made: the lifecycle only calls through this table. Without a cluster it is
+ * the local step (release-local.c: <state dir>/releases/<module>/values.yaml); with one, the helm
+ * binary (release-helm.c). Each operation either fails at once (negative return, @reterr set,
+ * no callback) or calls its callback exactly once, possibly before it returns: callers touch
+ * nothing of theirs after starting one.
+ */
+typedef void release_done(struct operator_state *op, const struct ao_error *error /* NULL: done */,
+                          void *userdata);
+/*
+ * An upgrade ended. @rendered: the release's objects when they are worth watching (helm with a
+ * cluster); the callee may take its objects. NULL otherwise and on failure.
+ */
+typedef void release_upgrade_done(struct operator_state *op, struct ao_helm_manifest *rendered,
+                                  const struct ao_error *error, void *userdata);
+typedef void release_exists_done(struct operator_state *op, int exists /* 1, 0, or < 0 with @error */,
+                                 const struct ao_error *error, void *userdata);
+/* @names: malloc'd, NULL-terminated, sorted, owned by the callee; NULL with @error on failure. */
+typedef void release_list_done(struct operator_state *op, char **names, const struct ao_error *error,
+                               void *userdata);
+
+struct release_ops {
+        const char *name; /* "local", "helm": for logs */
+        /* Install or upgrade @mod's release with @values (the document helm gets). */
+        int (*upgrade)(struct operator_state *op, struct module *mod, const struct cJSON *values,
+                       const char *activation, release_upgrade_done *done, void *userdata,
+                       struct ao_error *reterr);
+        int (*remove)(struct operator_state *op, const char *release, release_done *done, void *userdata,
+                      struct ao_error *reterr);
+        int (*exists)(struct operator_state *op, const char *release, release_exists_done *done,
+                      void *userdata, struct ao_error *reterr);
+        int (*list)(struct operator_state *op, release_list_done *done, void *userdata,
+                    struct ao_error *reterr);
+};
+
+extern const struct release_ops release_local_ops;
+extern const struct release_ops release_helm_ops;
+
+/*
+ * The chart helm gets: 1 and the module directory when it has Chart.yaml, 1 and a chart
+ * generated in <tmp>/charts/<module> when it only has templates/, 0 when it is no chart.
+ */
+int chart_dir(const struct operator_state *op, const struct module *mod, char **ret_dir,
+              struct ao_error *reterr);
+/** @values as YAML in a new private file <tmp>/<module>.module-values.yaml-XXXXXX. */
+int chart_values_file(const struct operator_state *op, const struct module *mod, const struct cJSON *values,
+                      char **ret_path, struct ao_error *reterr);
+/**
+ * The CRDs of <module>/crds (files not starting with an ADDON_OPERATOR_CRD_FILTER_PREFIXES
+ * prefix, labelled with ADDON_OPERATOR_CRD_EXTRA_LABELS) as object patch operations (JSON);
+ * returns 1 with @ret_text, 0 when there are none.
+ */
+int chart_crd_operations(const struct operator_state *op, const struct module *mod, char **ret_text,
+                         struct ao_error *reterr);
+
+/** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
+int release_helm_start(struct operator_state *op, struct ao_error *reterr);
+void release_helm_done(struct operator_state *op);
+
+struct ao_helm_revision;
+/* @last: the release's last revision (revision 0: no release), NULL with @error on failure. */
+typedef void release_status_done(struct operator_state *op, const struct ao_helm_revision *last,
+                                 const struct ao_error *error, void *userdata);
+/** `helm history` of @release. */
+int release_status(struct operator_state *op, const char *release, release_status_done *done, void *userdata,
+                   struct ao_error *reterr);
+
+/* ---- cluster.c: the cluster session ------------------------------------------------------------ */
+
+/** Connect when a cluster is configured (and not --local); without one, op->kube stays NULL. */
+int cluster_start(struct operator_state *op, struct ao_error *reterr);
+void cluster_done(struct operator_state *op);
+/** Called each time a discovery table is in place (bindings.c waits for it). */
+void cluster_on_discovery(struct operator_state *op, void (*handler)(struct operator_state *op));
+bool cluster_discovery_ready(const struct operator_state *op);
+/** Fetch discovery again, unless the table is fresh (younger than 10 s): true when it started. */
+bool cluster_refresh_discovery(struct operator_state *op);
+struct ao_kube_discovery *cluster_discovery(struct operator_state *op);
+struct ao_informers *cluster_informers(struct operator_state *op);
+struct ao_jq_cache *cluster_jq(struct operator_state *op);
+struct ao_metric_family;
+/** The families bindings.c observes: jq time, event time, snapshot sizes. */
+struct ao_metric_family *cluster_binding_family(struct operator_state *op, int which);
+enum {
+        CLUSTER_JQ_SECONDS,
+        CLUSTER_EVENT_SECONDS,
+        CLUSTER_SNAPSHOT_OBJECTS
+};
+typedef void cluster_config_handler(const struct cJSON *data, void *userdata);
+typedef void cluster_config_invalid_handler(const struct ao_error *error, void *userdata);
+/**
+ * Open ConfigMap ADDON_OPERATOR_CONFIG_MAP in cluster_config_namespace() as op->config_map and
+ * wait (running the loop: called before it runs) for discovery and its first state. An invalid
+ * ConfigMap at start is an error, as an invalid config file is.
+ */
+int cluster_config_map_open(struct operator_state *op, cluster_config_handler *on_change,
+                            cluster_config_invalid_handler *on_invalid, struct ao_error *reterr);
+/**
+ * ADDON_OPERATOR_HA: take part in the leader election and wait (running the loop) until this
+ * replica leads. Losing the lease later starts a graceful shutdown (exit code 0).
+ */
+int cluster_wait_leadership(struct operator_state *op, struct ao_error *reterr);
+/** ADDON_OPERATOR_NAMESPACE, else the kubeconfig's or service account's namespace, else "default". */
+const char *cluster_config_namespace(const struct operator_state *op);
+struct ao_object_patch_ops;
+/**
+ * Whether every operation's kind is known to the API server (discovered); the error names the
+ * first that is not. A kind not found in a table older than 10 s starts a new discovery.
+ */
+int cluster_resolve_object_patches(struct operator_state *op, const struct ao_object_patch_ops *ops,
+                                   struct ao_error *reterr);
+typedef void cluster_patches_done(const struct ao_error *error, void *userdata);
+/**
+ * Apply @ops (taken) through the object patcher's client. Fails at once when discovery is not
+ * there (@done not called); otherwise @done runs once, from the loop. At shutdown a run still
+ * going is cancelled and @done gets an error.
+ */
+int cluster_apply_object_patches(struct operator_state *op, struct ao_object_patch_ops *ops,
+                                 cluster_patches_done *done, void *userdata, struct ao_error *reterr);
+/* @absent: "Kind namespace/name" of the first object missing, or NULL when all exist. */
+typedef void cluster_absent_done(struct operator_state *op, const char *absent, const struct ao_error *error,
+                                 void *userdata);
+/**
+ * Which object of @m is missing from the cluster (objects without a namespace are looked for in
+ * @default_ns). @done runs once, later; at shutdown with an error.
+ */
+int cluster_find_absent(struct operator_state *op, const struct ao_helm_manifest *m, const char *default_ns,
+                        bool monitor /* the release monitors' client */, cluster_absent_done *done,
+                        void *userdata, struct ao_error *reterr);
+
+/* ---- release-monitor.c: release auto-healing ---------------------------------------------------- */
+
+/*
+ * After each helm step the module's rendered objects are checked every HELM_MONITOR_INTERVAL
+ * (plus jitter) while nothing of the module runs: a release that is not "deployed", or an object
+ * gone that the module's own hooks did not delete, requests a module run.
+ */
+void release_monitor_start(struct operator_state *op, struct module *mod, struct ao_helm_manifest *manifest);
+void release_monitor_stop(struct operator_state *op, struct module *mod);
+void release_monitor_note_deleted(struct operator_state *op, struct module *mod, const char *kind,
+                                  const char *ns, const char *name);
+/** The /module/resource-monitor debug dump: an array, one element per monitored module. */
+struct cJSON *release_monitors_dump(struct operator_state *op);
+void release_monitors_free(struct operator_state *op);
+
+/* ---- bindings.c: kubernetes bindings ------------------------------------------------------------ */
+
+typedef void bindings_synced_handler(struct operator_state *op, bool ok, void *userdata);
+/**
+ * Start the monitors of @owner's hooks once discovery is there, and call @done when all of them
+ * have their initial state (ok false: a binding names an unknown kind, or the owner was stopped).
+ * Needs op->kube.
+ */
+void bindings_when_synced(struct operator_state *op, struct hook_owner *owner, bindings_synced_handler *done,
+                          void *userdata);
+/** Stop @owner's monitors. */
+void bindings_stop(struct operator_state *op, struct hook_owner *owner);
+/** Free every owner's monitors and waiters (shutdown). */
+void bindings_done(struct operator_state *op);
+/**
+ * A Synchronization context array for binding @binding of hook @hook_index of @owner. With
+ * @with_objects its objects and snapshots are read now (a run starting now); without, it is the
+ * shape alone, filled when its run starts.
+ */
+struct cJSON *bindings_sync_contexts(struct operator_state *op, struct hook_owner *owner, size_t hook_index,
+                                     size_t binding, bool with_objects);
+/** From now on, events of that binding become hook runs. */
+void bindings_unlock(struct hook_owner *owner, const struct ao_hook *hook, size_t binding);
+/** Where @hook's snapshots come from (empty without monitors). */
+struct ao_snapshot_source bindings_snapshot_source(struct hook_owner *owner, const struct ao_hook *hook);
+/**
+ * Queue a Synchronization run for every binding of @owner that executes one (waiting ones right
+ * after @after when given, the others in their queues), unlocking those that do not.
+ * Waiting ones are left to @inline_sync when it is given (a module run runs them itself).
+ */
+void bindings_plan_sync(struct operator_state *op, struct hook_owner *owner, struct ao_task *after,
+                        void (*inline_sync)(void *userdata, size_t hook_index, size_t binding),
+                        void *userdata);
+
+/* ---- schedules.c -------------------------------------------------------------------------------- */
+
+/* Arm the schedule bindings of @owner's hooks, or stop them. */
+void schedules_enable(struct operator_state *op, struct hook_owner *owner);
+void schedules_disable(struct hook_owner *owner);
+
+/* ---- run-outputs.c: what a run returned --------------------------------------------------------------- */
+
 /* What a run's own patches changed (compared around their application, so runs in other queues never count). */
 struct hook_call_effects {
         bool global_values_changed;
         bool module_values_changed; /* the run's module's values; false for global hooks */
 };
+
+/*
+ * Every output of a successful run, read and checked: the values patch against the values
+ * schema, the config patch against the config schema, the object patches parsed and their kinds
+ * resolved, the metric operations parsed. Nothing is applied before all of them passed.
+ */
+struct checked_outputs {
+        struct cJSON *values_patch;                 /* owned (taken from the outcome), or NULL */
+        struct cJSON *config_patch;                 /* owned (taken from the outcome), or NULL */
+        struct ao_metric_ops metrics;               /* owned (taken from the outcome) */
+        struct ao_object_patch_ops *object_patches; /* owned, or NULL */
+        bool patches_need_cluster;                  /* object patches without a cluster: ignored, warned */
+};
+
+/* Take @o's outputs into @ret and check them; @ret is released with run_outputs_done() either way. */
+int run_outputs_check(struct operator_state *op, struct hook_owner *owner, const struct ao_hook *hook,
+                      struct ao_hook_outcome *o, struct checked_outputs *ret, struct ao_error *reterr);
+/**
+ * Apply what stays in the operator, in this order: the values patch, the config patch (the
+ * config file or the ConfigMap, then memory), the metric operations. Each patch is checked
+ * again as it is applied (object patches may have gone to the cluster since run_outputs_check());
+ * a config that cannot be stored takes the values patch back, so a failure changes nothing.
+ */
+int run_outputs_apply_local(struct operator_state *op, struct hook_owner *owner, const struct ao_hook *hook,
+                            const struct checked_outputs *c, struct hook_call_effects *ret,
+                            struct ao_error *reterr);
+/** What a module's hooks delete is no reason to heal its release. */
+void run_outputs_note_deletions(struct operator_state *op, struct hook_owner *owner,
+                                const struct ao_object_patch_ops *ops);
+void run_outputs_done(struct checked_outputs *c);
+
+/* ---- hook-call.c -------------------------------------------------------------------------------- */
+
 typedef void hook_call_done(struct operator_state *op, bool ok, const struct hook_call_effects *effects,
                             void *userdata);
 /**
- * Run @hook (of @mod, NULL for global hooks) for @binding with @contexts
- * (borrowed), apply what it returns (values and config patches) and call
- * @done. Returns < 0 (logged, @done not called) when it cannot start.
+ * Run @hook of @owner for @info with @contexts (borrowed), check and apply what it returns
+ * (all or nothing: run-outputs.c), and call @done. Returns < 0 (logged, @done not called) when it
+ * cannot start.
  */
-int hook_call(struct operator_state *op, struct module *mod, struct ao_hook *hook,
+int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hook *hook,
               const struct hook_run_info *info, const struct cJSON *contexts, hook_call_done *done,
               void *userdata);
-/** The handler of TASK_GLOBAL_HOOK_RUN and TASK_MODULE_HOOK_RUN. */
+/**
+ * The VALUES_PATH and CONFIG_VALUES_PATH documents of a run for @owner: global hooks get
+ * {"global": ...}, module hooks the global section and their own, with enabledModules from
+ * @enabled (NULL: none; a module hook run gets the current enabled modules).
+ */
+int hook_documents(struct operator_state *op, const struct module *mod, const char *const *enabled,
+                   struct cJSON **ret_values, struct cJSON **ret_config, struct ao_error *reterr);
+
+/* ---- the handlers: hook-task.c, converge.c, module-run.c, global-sync.c ------------------------------ */
+
 void hook_task_handle(struct operator_state *op, struct ao_task *t);
-void hook_task_free(void *payload);
-/** A hook task for @binding of @hook, its context built from @contexts (taken). */
-struct ao_task_spec hook_task_spec(struct module *mod, struct ao_hook *hook, enum ao_binding_type binding,
-                                   const char *binding_name, const char *activation, struct cJSON *contexts,
-                                   bool allow_failure, struct ao_throttle *throttle, char **ret_description,
-                                   char **ret_key);
-/**
- * Queue hook runs for @type of every hook in @hooks that has it, ordered by (order, name), right
- * before @before (NULL: at the tail of main).
- */
-void push_ordered_hook_runs(struct operator_state *op, struct ao_task *before, struct module *mod,
-                            struct ao_hook *hooks, size_t n, enum ao_binding_type type,
-                            const char *activation);
-
-/* converge.c */
-void converge_queue(struct operator_state *op, const char *reason);
 void converge_handle(struct operator_state *op, struct ao_task *t);
-void converge_task_free(void *payload);
+void module_run_handle(struct operator_state *op, struct ao_task *t);
+void module_delete_handle(struct operator_state *op, struct ao_task *t);
+void module_purge_handle(struct operator_state *op, struct ao_task *t);
+void global_sync_handle(struct operator_state *op, struct ao_task *t);
 
-/* module-run.c */
-void module_run_queue(struct operator_state *op, struct module *mod, struct ao_task *after,
-                      const char *activation);
-void module_task_handle(struct operator_state *op, struct ao_task *t);
-void module_task_free(void *payload);
-bool module_run_pending(struct operator_state *op, const struct module *mod);
+/* ---- engine.c ------------------------------------------------------------------------------------- */
 
-/* schedules.c: arm the schedule bindings of @mod's hooks (NULL: the global hooks), or stop them. */
-void schedules_enable(struct operator_state *op, struct module *mod);
-void schedules_disable(struct operator_state *op, struct module *mod);
-/** One throttle per hook from its settings (executionMinPeriod, executionBurst). */
-struct ao_throttle *throttles_new(const struct ao_hook *hooks, size_t n);
+/** The queues, their handler table and what happens when a task leaves. */
+int engine_start(struct operator_state *op, struct ao_error *reterr);
 
-/* kube.c */
-/** Connect when a cluster is configured (and not --local); without one, op->kube stays NULL. */
-int kube_start(struct operator_state *op, struct ao_error *reterr);
-void kube_done(struct operator_state *op);
-bool kube_has_bindings(const struct ao_hook *hooks, size_t n);
-typedef void kube_synced_handler(struct operator_state *op, bool ok, void *userdata);
-/**
- * Start the monitors of @mod's hooks (NULL: the global hooks) once discovery is there, and call
- * @done when all of them have their initial state (ok false: a binding names an unknown kind,
- * or the owner was stopped). Needs op->kube.
- */
-void kube_when_synced(struct operator_state *op, struct module *mod, kube_synced_handler *done,
-                      void *userdata);
-/** Stop @mod's monitors (NULL: the global hooks'). */
-void kube_stop(struct operator_state *op, struct module *mod);
-/** A Synchronization context array for binding @binding of @hook, from the current objects. */
-struct cJSON *kube_sync_contexts(struct operator_state *op, struct module *mod, struct ao_hook *hook,
-                                 size_t binding);
-/** From now on, events of that binding become hook runs. */
-void kube_unlock(struct operator_state *op, struct module *mod, const struct ao_hook *hook, int binding);
-/** Where @hook's snapshots come from (empty without monitors). */
-struct ao_snapshot_source kube_snapshot_source(struct operator_state *op, struct module *mod,
-                                               const struct ao_hook *hook);
-/** Re-read the snapshots and Synchronization objects of @contexts just before a run. */
-void kube_refresh_contexts(struct operator_state *op, struct module *mod, const struct ao_hook *hook,
-                           struct cJSON *contexts);
-typedef void kube_config_handler(const struct cJSON *data, void *userdata);
-typedef void kube_config_invalid_handler(const struct ao_error *error, void *userdata);
-/**
- * Open ConfigMap ADDON_OPERATOR_CONFIG_MAP in kube_config_namespace() as op->config_map and wait
- * (running the loop: called before it runs) for discovery and its first state. An invalid
- * ConfigMap at start is an error, as an invalid config file is.
- */
-int kube_config_map_open(struct operator_state *op, kube_config_handler *on_change,
-                         kube_config_invalid_handler *on_invalid, struct ao_error *reterr);
-/**
- * ADDON_OPERATOR_HA: take part in the leader election and wait (running the loop) until this
- * replica leads. Losing the lease later starts a graceful shutdown (exit code 0).
- */
-int kube_wait_leadership(struct operator_state *op, struct ao_error *reterr);
-/** ADDON_OPERATOR_NAMESPACE, else the kubeconfig's or service account's namespace, else "default". */
-const char *kube_config_namespace(const struct operator_state *op);
-typedef void kube_patches_done(const struct ao_error *error, void *userdata);
-/**
- * Parse a hook's KUBERNETES_PATCH_PATH output and apply it through the object patcher's client.
- * A parse error is returned at once (@done not called); otherwise @done runs once, from the loop.
- * At shutdown a run still going is cancelled and @done gets an error.
- */
-int kube_apply_object_patches(struct operator_state *op, struct module *mod, const char *text, size_t len,
-                              kube_patches_done *done, void *userdata, struct ao_error *reterr);
-struct ao_helm_manifest;
-/* @absent: "Kind namespace/name" of the first object missing, or NULL when all exist. */
-typedef void kube_absent_done(struct operator_state *op, const char *absent, const struct ao_error *error,
-                              void *userdata);
-/**
- * Which object of @m is missing from the cluster (objects without a namespace are looked for in
- * @default_ns). @done runs once, later; at shutdown with an error.
- */
-int kube_find_absent(struct operator_state *op, const struct ao_helm_manifest *m, const char *default_ns,
-                     bool monitor /* the release monitors' client */, kube_absent_done *done, void *userdata,
-                     struct ao_error *reterr);
-/** TASK_KUBE_SYNC. */
-void kube_sync_task_handle(struct operator_state *op, struct ao_task *t);
-/** Queue the global Synchronization step (after the onStartup hooks). */
-void kube_sync_task_queue(struct operator_state *op);
+/* ---- lifecycle.c ---------------------------------------------------------------------------------- */
 
 /*
- * lifecycle.c: load modules, values and the config, queue the start-up; and tear it all down.
+ * Load modules, values and the config, queue the start-up; and tear it all down.
  * lifecycle_start() returns 0, 1 when a signal stopped it while it waited (for the API server or
  * the lease), or < 0 on failure (logged).
  */
 int lifecycle_start(struct operator_state *op);
 void lifecycle_done(struct operator_state *op);
 
-/* metrics.c */
-int metrics_init(struct operator_state *op);
-void metrics_done(struct operator_state *op);
-void metrics_sample_queues(struct operator_state *op);
-void metrics_hook_run(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
-                      const struct hook_run_info *info, const struct ao_proc_result *r, bool ok);
-void metrics_task_wait(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
-                       const struct hook_run_info *info, uint64_t wait_usec);
-void metrics_hook_ops(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
-                      const struct ao_metric_ops *ops);
-void metrics_discover_error(struct operator_state *op);
-void metrics_converge_done(struct operator_state *op, const char *reason, uint64_t usec);
-void metrics_module_run(struct operator_state *op, const struct module *mod, const char *activation,
-                        uint64_t usec, bool ok);
-void metrics_module_helm(struct operator_state *op, const struct module *mod, const char *activation,
-                         uint64_t usec);
-/** helm_operation_seconds{operation}: "template", "check-upgrade", "upgrade". */
-void metrics_helm_operation(struct operator_state *op, const struct module *mod, const char *activation,
-                            const char *operation, uint64_t usec);
-void metrics_helm_redeployed(struct operator_state *op, const struct module *mod);
-void metrics_absent_resource(struct operator_state *op, const struct module *mod, const char *resource);
-void metrics_module_delete_failed(struct operator_state *op, const struct module *mod);
-/** Drop every series of @module (it was deleted or purged). */
-void metrics_module_gone(struct operator_state *op, const char *module);
-void metrics_binding_count(struct operator_state *op, const struct module *mod, const struct ao_hook *hooks,
-                           size_t n);
-void metrics_config_error(struct operator_state *op);
+/* ---- debug-api.c: the main-thread side of the debug socket and /status/converge (http.h) -------- */
 
-/* debug-api.c: the main-thread side of the debug socket and /status/converge (http.h). */
 int debug_api_handle(const char *path, const char *query, struct cJSON **ret_body, void *userdata);
-
-/* shared helpers */
-struct ao_queue *operator_queue(struct operator_state *op, const char *name);
-/** "<module>/<hook>" or "<hook>": the combine key and the log name. malloc'd. */
-char *hook_identity(const struct module *mod, const struct ao_hook *hook);

@@ -26,31 +26,6 @@
 #include "ao/yaml.h"
 #include "internal.h"
 
-struct ao_queue *operator_queue(struct operator_state *op, const char *name)
-{
-        return ao_queues_get(op->queues, name, true);
-}
-
-static void handle_task(struct ao_task *t, void *userdata)
-{
-        struct operator_state *op = userdata;
-        switch (ao_task_type(t)) {
-        case TASK_GLOBAL_HOOK_RUN:
-        case TASK_MODULE_HOOK_RUN:
-                hook_task_handle(op, t);
-                return;
-        case TASK_CONVERGE:
-                converge_handle(op, t);
-                return;
-        case TASK_KUBE_SYNC:
-                kube_sync_task_handle(op, t);
-                return;
-        default:
-                module_task_handle(op, t);
-                return;
-        }
-}
-
 /* ---- config changes (step 16) ------------------------------------------------------------------- */
 
 static bool same_json(const cJSON *a, const cJSON *b)
@@ -103,14 +78,14 @@ static void on_config_change(const cJSON *data, void *userdata)
                 /* As documented: an invalid config is logged, the previous one stays, nothing runs. */
                 ao_log(AO_LOG_ERROR, "%s changed but is invalid, keeping the previous config: %s",
                        config_source(op), err.msg);
-                metrics_config_error(op);
+                op_metrics_config_error(op);
                 return;
         }
         cJSON *old = op->values.config;
         op->values.config = cJSON_Duplicate(data, true);
         if (needs_reload(old, data)) {
                 ao_log(AO_LOG_INFO, "config changed: global values or enabled flags, reloading all modules");
-                converge_queue(op, "ConfigChanged");
+                tasks_request_converge(op, "ConfigChanged");
         } else {
                 for (size_t i = 0; i < op->modules.n; i++) {
                         struct module *mod = &op->modules.items[i];
@@ -119,8 +94,8 @@ static void on_config_change(const cJSON *data, void *userdata)
                                 continue;
                         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
                                     "config changed: module '%s' section", mod->name);
-                        if (mod->enabled && !module_run_pending(op, mod))
-                                module_run_queue(op, mod, NULL, "ConfigChanged");
+                        if (mod->enabled)
+                                tasks_request_module_run(op, mod, NULL, "ConfigChanged");
                 }
         }
         cJSON_Delete(old);
@@ -128,7 +103,7 @@ static void on_config_change(const cJSON *data, void *userdata)
 
 static void on_config_invalid(const struct ao_error *error, void *userdata)
 {
-        metrics_config_error(userdata);
+        op_metrics_config_error(userdata);
         ao_log(AO_LOG_ERROR, "config changed but cannot be used, keeping the previous config: %s",
                error->msg);
 }
@@ -136,7 +111,7 @@ static void on_config_invalid(const struct ao_error *error, void *userdata)
 /* With a cluster and no --config-file: the ConfigMap. */
 static int open_config_map(struct operator_state *op, struct ao_error *reterr)
 {
-        int r = kube_config_map_open(op, on_config_change, on_config_invalid, reterr);
+        int r = cluster_config_map_open(op, on_config_change, on_config_invalid, reterr);
         if (r < 0)
                 return r;
         cJSON_Delete(op->values.config);
@@ -202,18 +177,16 @@ static void on_global_hooks_loaded(struct ao_hook *hooks, size_t n, const struct
                 ao_reactor_exit(op->reactor, 1);
                 return;
         }
-        op->global_hooks = hooks;
-        op->n_global_hooks = n;
-        op->global_throttles = throttles_new(hooks, n);
-        metrics_binding_count(op, NULL, hooks, n);
+        hook_owner_set_hooks(&op->global, hooks, n);
+        op_metrics_binding_count(op, NULL, hooks, n);
         for (size_t i = 0; i < n; i++)
                 log_hook_bindings(op, &hooks[i]);
         ao_log(AO_LOG_INFO, "global hooks: %zu loaded", n);
-        push_ordered_hook_runs(op, NULL, NULL, hooks, n, AO_BINDING_ON_STARTUP, "OperatorStartup");
-        if (op->kube && kube_has_bindings(hooks, n))
-                kube_sync_task_queue(op);
-        schedules_enable(op, NULL);
-        converge_queue(op, "OperatorStartup");
+        tasks_push_ordered_hook_runs(op, NULL, &op->global, AO_BINDING_ON_STARTUP, "OperatorStartup");
+        if (op->kube && hook_owner_has_kube_bindings(&op->global))
+                tasks_push_kube_sync(op);
+        schedules_enable(op, &op->global);
+        tasks_request_converge(op, "OperatorStartup");
 }
 
 static int load_global_hooks(struct operator_state *op, struct ao_error *reterr)
@@ -231,48 +204,19 @@ static int load_global_hooks(struct operator_state *op, struct ao_error *reterr)
         return ao_hooks_load(op->runner, &req, on_global_hooks_loaded, op, reterr);
 }
 
-/* During the start-up converge, say how far it got, at most once a second: "converge: 12/40 tasks". */
-static void on_task_removed(struct ao_task *t, void *userdata)
-{
-        struct operator_state *op = userdata;
-        int type = ao_task_type(t);
-        if (type == TASK_GLOBAL_HOOK_RUN || type == TASK_MODULE_HOOK_RUN) {
-                /* A Synchronization run merged into the one starting now: its binding goes live too. */
-                const struct hook_task *ht = ao_task_payload(t);
-                if (ht->kube_sync)
-                        kube_unlock(op, ht->module, ht->hook, (int) ht->kube_binding);
-        }
-        if (op->first_converge_done || !op->converge_running)
-                return;
-        op->converge_tasks_done++;
-        uint64_t now = ao_clock_now_usec();
-        if (now - op->converge_progress_usec < AO_USEC_PER_SEC)
-                return;
-        op->converge_progress_usec = now;
-        size_t waiting = ao_queue_length(operator_queue(op, AO_QUEUE_MAIN));
-        ao_log(AO_LOG_INFO, "converge: %zu/%zu tasks", op->converge_tasks_done,
-               op->converge_tasks_done + waiting);
-}
-
 /* SIGHUP: reload all modules, as after a global values change (the signal daemons use for "reload"). */
 static int on_sighup(struct ao_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
         (void) s, (void) si;
         struct operator_state *op = userdata;
         ao_log(AO_LOG_INFO, "SIGHUP received: reloading all modules");
-        converge_queue(op, "ReloadSignal");
+        tasks_request_converge(op, "ReloadSignal");
         return 0;
 }
 
 static int setup_queues(struct operator_state *op, struct ao_error *reterr)
 {
-        struct ao_queues_options options = {
-            .handler = handle_task,
-            .on_task_removed = on_task_removed,
-            .userdata = op,
-            .backoff_scale = op->settings->retry_delay_scale,
-        };
-        int r = ao_queues_new(op->reactor, &options, &op->queues, reterr);
+        int r = engine_start(op, reterr);
         if (r >= 0)
                 r = ao_schedule_new(op->reactor, &op->schedule, reterr);
         if (r >= 0 && (r = ao_reactor_add_signal(op->reactor, &op->sighup, SIGHUP, on_sighup, op)) < 0)
@@ -322,7 +266,7 @@ static void log_modules(const struct modules *m)
 static int lead(struct operator_state *op, struct ao_error *reterr)
 {
         ao_http_set_ready(op->http, true);
-        int r = kube_wait_leadership(op, reterr);
+        int r = cluster_wait_leadership(op, reterr);
         ao_http_set_ready(op->http, false);
         return r;
 }
@@ -332,17 +276,18 @@ int lifecycle_start(struct operator_state *op)
         const struct ao_settings *s = op->settings;
         struct ao_error err = {0};
         op->state_dir = s->state_dir[0] ? ao_xstrdup(s->state_dir) : ao_xasprintf("%s/state", s->tmp_dir);
-        op->releases = &helm_local_ops;
+        op->releases = &release_local_ops;
         int r = modules_load(s, &op->modules, &err);
         if (r >= 0)
                 r = values_store_init(&op->values, s, &op->modules, &err);
         if (r >= 0)
-                r = metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers") : 0;
+                r = op_metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers")
+                                            : 0;
         if (r >= 0 && !s->local)
-                r = kube_start(op, &err);
+                r = cluster_start(op, &err);
         /* Releases need a cluster: without one they stay in the state directory (helm-local.c). */
         if (r >= 0 && op->kube)
-                r = helm_start(op, &err);
+                r = release_helm_start(op, &err);
         /* Probes and /metrics answer while the operator waits for the API server or the lease. */
         if (r >= 0)
                 r = setup_queues(op, &err);
@@ -376,20 +321,21 @@ void lifecycle_done(struct operator_state *op)
         op->sighup = ao_source_free(op->sighup);
         op->queues = ao_queues_free(op->queues);
         for (size_t i = 0; i < op->modules.n; i++)
-                schedules_disable(op, &op->modules.items[i]);
-        schedules_disable(op, NULL);
-        kube_done(op);
-        helm_done(op);
+                schedules_disable(&op->modules.items[i].owner);
+        schedules_disable(&op->global);
+        if (op->kube)
+                bindings_done(op);
+        cluster_done(op);
+        release_monitors_free(op);
+        release_helm_done(op);
         op->schedule = ao_schedule_free(op->schedule);
         op->config_file = ao_config_file_free(op->config_file);
-        ao_hooks_free(op->global_hooks, op->n_global_hooks);
-        op->global_hooks = NULL;
-        free(op->global_throttles);
+        hook_owner_done(&op->global);
         modules_done(&op->modules);
         values_store_done(&op->values);
         for (char **p = op->enabled_modules; p && *p; p++)
                 free(*p);
         free(op->enabled_modules);
         free(op->state_dir);
-        metrics_done(op);
+        op_metrics_done(op);
 }

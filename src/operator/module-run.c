@@ -39,7 +39,7 @@ enum step {
 
 /* One binding's Synchronization run inside a module run. */
 struct sync_run {
-        struct ao_hook *hook;
+        size_t hook_index;
         size_t binding;
 };
 
@@ -102,9 +102,10 @@ static void job_finish(struct module_job *j, enum ao_task_result result)
         const struct module_task *mt = ao_task_payload(t);
         bool ok = result == AO_TASK_SUCCESS;
         if (ao_task_type(t) == TASK_MODULE_RUN)
-                metrics_module_run(j->op, j->mod, mt->activation, ao_clock_now_usec() - j->started_usec, ok);
+                op_metrics_module_run(j->op, j->mod, mt->activation, ao_clock_now_usec() - j->started_usec,
+                                      ok);
         else if (!ok)
-                metrics_module_delete_failed(j->op, j->mod);
+                op_metrics_module_delete_failed(j->op, j->mod);
         job_free(j);
         ao_task_finish(t, result);
 }
@@ -129,12 +130,13 @@ static int compare_by_order(const void *a, const void *b, void *userdata)
 static void select_hooks(struct module_job *j, enum ao_binding_type type)
 {
         free(j->hooks);
-        j->hooks = ao_xcalloc(j->mod->n_hooks + 1, sizeof(*j->hooks));
+        const struct hook_owner *owner = &j->mod->owner;
+        j->hooks = ao_xcalloc(owner->n_hooks + 1, sizeof(*j->hooks));
         j->n_hooks = 0;
         j->next = 0;
-        for (size_t i = 0; i < j->mod->n_hooks; i++)
-                if (j->mod->hooks[i].config.has_order[type])
-                        j->hooks[j->n_hooks++] = &j->mod->hooks[i];
+        for (size_t i = 0; i < owner->n_hooks; i++)
+                if (owner->hooks[i].config.has_order[type])
+                        j->hooks[j->n_hooks++] = &owner->hooks[i];
         qsort_r(j->hooks, j->n_hooks, sizeof(*j->hooks), compare_by_order, &type);
 }
 
@@ -162,13 +164,13 @@ static bool run_next_hook(struct module_job *j)
         struct ao_hook *hook = j->hooks[j->next];
         enum ao_binding_type type = binding_of(j->step);
         cJSON *contexts = cJSON_CreateArray();
-        struct ao_snapshot_source src = kube_snapshot_source(j->op, j->mod, hook);
+        struct ao_snapshot_source src = bindings_snapshot_source(&j->mod->owner, hook);
         cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type, &src));
         const struct module_task *mt = ao_task_payload(j->task);
         struct hook_run_info info = {.binding_name = ao_binding_type_to_string(type),
                                      .queue = AO_QUEUE_MAIN,
                                      .activation = mt->activation};
-        int r = hook_call(j->op, j->mod, hook, &info, contexts, on_step_hook_done, j);
+        int r = hook_call(j->op, &j->mod->owner, hook, &info, contexts, on_step_hook_done, j);
         cJSON_Delete(contexts);
         if (r < 0)
                 job_finish(j, AO_TASK_FAIL);
@@ -193,37 +195,29 @@ static bool run_next_sync(struct module_job *j)
 {
         if (j->next_sync >= j->n_syncs)
                 return false;
+        struct hook_owner *owner = &j->mod->owner;
         struct sync_run *sr = &j->syncs[j->next_sync];
-        const struct ao_kubernetes_binding *b = &sr->hook->config.kubernetes[sr->binding];
-        kube_unlock(j->op, j->mod, sr->hook, (int) sr->binding);
-        cJSON *contexts = kube_sync_contexts(j->op, j->mod, sr->hook, sr->binding);
+        struct ao_hook *hook = &owner->hooks[sr->hook_index];
+        const struct ao_kubernetes_binding *b = &hook->config.kubernetes[sr->binding];
+        bindings_unlock(owner, hook, sr->binding);
+        cJSON *contexts = bindings_sync_contexts(j->op, owner, sr->hook_index, sr->binding, true);
         struct hook_run_info info = {.binding_name = b->name,
                                      .queue = AO_QUEUE_MAIN,
                                      .activation = "Kubernetes",
                                      .allow_failure = b->allow_failure};
-        int r = hook_call(j->op, j->mod, sr->hook, &info, contexts, on_sync_hook_done, j);
+        int r = hook_call(j->op, owner, hook, &info, contexts, on_sync_hook_done, j);
         cJSON_Delete(contexts);
         if (r < 0)
                 job_finish(j, AO_TASK_FAIL);
         return true;
 }
 
-/* A Synchronization run of a binding that does not wait: a task in the binding's own queue. */
-static void queue_sync_task(struct module_job *j, size_t hook_index, size_t binding)
+/* A binding that waits for its Synchronization: the module run runs it in line. */
+static void plan_inline_sync(void *userdata, size_t hook_index, size_t binding)
 {
-        struct ao_hook *hook = &j->mod->hooks[hook_index];
-        const struct ao_kubernetes_binding *b = &hook->config.kubernetes[binding];
-        char *description = NULL, *key = NULL;
-        struct ao_task_spec spec =
-            hook_task_spec(j->mod, hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes",
-                           kube_sync_contexts(j->op, j->mod, hook, binding), b->allow_failure,
-                           j->mod->throttles ? &j->mod->throttles[hook_index] : NULL, &description, &key);
-        struct hook_task *ht = spec.payload;
-        ht->kube_sync = true;
-        ht->kube_binding = binding;
-        ao_queue_push_tail(operator_queue(j->op, b->queue), &spec);
-        free(description);
-        free(key);
+        struct module_job *j = userdata;
+        j->syncs = ao_xreallocarray(j->syncs, j->n_syncs + 1, sizeof(*j->syncs));
+        j->syncs[j->n_syncs++] = (struct sync_run){hook_index, binding};
 }
 
 /* Every monitor has its objects: plan the Synchronization runs (hooks are sorted by name). */
@@ -235,34 +229,24 @@ static void on_module_synced(struct operator_state *op, bool ok, void *userdata)
                 return;
         }
         free(j->syncs);
-        j->syncs = ao_xcalloc(1, sizeof(*j->syncs));
+        j->syncs = NULL;
         j->n_syncs = j->next_sync = 0;
-        for (size_t i = 0; i < j->mod->n_hooks; i++) {
-                struct ao_hook *hook = &j->mod->hooks[i];
-                for (size_t b = 0; b < hook->config.n_kubernetes; b++) {
-                        const struct ao_kubernetes_binding *kb = &hook->config.kubernetes[b];
-                        if (!kb->execute_hook_on_synchronization) {
-                                kube_unlock(op, j->mod, hook, (int) b);
-                        } else if (!kb->wait_for_synchronization) {
-                                queue_sync_task(j, i, b);
-                        } else {
-                                j->syncs = ao_xreallocarray(j->syncs, j->n_syncs + 1, sizeof(*j->syncs));
-                                j->syncs[j->n_syncs++] = (struct sync_run){hook, b};
-                        }
-                }
-        }
+        bindings_plan_sync(op, &j->mod->owner, NULL, plan_inline_sync, j);
         job_step(j);
 }
 
-static void on_released(struct operator_state *op, const struct ao_error *error, void *userdata)
+static void on_released(struct operator_state *op, struct ao_helm_manifest *rendered,
+                        const struct ao_error *error, void *userdata)
 {
         struct module_job *j = userdata;
         if (error) {
                 job_failed(j, error->msg);
                 return;
         }
+        if (rendered)
+                release_monitor_start(op, j->mod, rendered);
         const struct module_task *mt = ao_task_payload(j->task);
-        metrics_module_helm(op, j->mod, mt->activation, ao_clock_now_usec() - j->helm_started_usec);
+        op_metrics_module_helm(op, j->mod, mt->activation, ao_clock_now_usec() - j->helm_started_usec);
         enter_step(j, STEP_AFTER_HELM);
         job_step(j);
 }
@@ -321,12 +305,12 @@ static void module_run_done(struct module_job *j)
 {
         struct module *mod = j->mod;
         mod->started = true;
-        schedules_enable(j->op, mod);
+        schedules_enable(j->op, &mod->owner);
         _cleanup_free_ char *after = values_module_checksum(&j->op->values, &j->op->modules, mod);
-        if (strcmp(after, j->checksum_before_after_helm) != 0 && !module_run_pending(j->op, mod)) {
+        if (strcmp(after, j->checksum_before_after_helm) != 0 && !tasks_module_run_pending(j->op, mod)) {
                 ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
                             "module '%s': afterHelm hooks changed its values, running it again", mod->name);
-                module_run_queue(j->op, mod, j->task, "AfterHelmValuesChanged");
+                tasks_request_module_run(j->op, mod, j->task, "AfterHelmValuesChanged");
         }
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s' is up to date",
                     mod->name);
@@ -336,14 +320,14 @@ static void module_run_done(struct module_job *j)
 static void module_deleted(struct module_job *j)
 {
         struct module *mod = j->mod;
-        schedules_disable(j->op, mod);
-        kube_stop(j->op, mod);
+        schedules_disable(&mod->owner);
+        bindings_stop(j->op, &mod->owner);
         mod->started = false;
         mod->crds_applied = false;
-        helm_monitor_stop(j->op, mod);
+        release_monitor_stop(j->op, mod);
         cJSON_Delete(mod->patches);
         mod->patches = cJSON_CreateArray();
-        metrics_module_gone(j->op, mod->name);
+        op_metrics_module_gone(j->op, mod->name);
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s' deleted", mod->name);
         job_finish(j, AO_TASK_SUCCESS);
 }
@@ -356,9 +340,9 @@ static void job_step(struct module_job *j)
                         return;
                 switch (j->step) {
                 case STEP_ON_STARTUP:
-                        if (j->op->kube && kube_has_bindings(j->mod->hooks, j->mod->n_hooks)) {
+                        if (j->op->kube && hook_owner_has_kube_bindings(&j->mod->owner)) {
                                 enter_step(j, STEP_KUBE_SYNC);
-                                kube_when_synced(j->op, j->mod, on_module_synced, j);
+                                bindings_when_synced(j->op, &j->mod->owner, on_module_synced, j);
                                 return;
                         }
                         enter_step(j, STEP_BEFORE_HELM);
@@ -410,17 +394,8 @@ static void on_purged(struct operator_state *op, const struct ao_error *error, v
                 return;
         }
         ao_log(AO_LOG_INFO, "release '%s' purged: its module directory is gone", mt->release);
-        metrics_module_gone(op, mt->release);
+        op_metrics_module_gone(op, mt->release);
         ao_task_finish(t, AO_TASK_SUCCESS);
-}
-
-static void purge(struct operator_state *op, struct ao_task *t, const char *release_name)
-{
-        struct ao_error err = {0};
-        if (op->releases->remove(op, release_name, on_purged, t, &err) < 0) {
-                ao_log(AO_LOG_ERROR, "purge of release '%s': %s", release_name, err.msg);
-                ao_task_finish(t, AO_TASK_FAIL);
-        }
 }
 
 /* ModuleDelete starts once it is known whether there is a release: beforeDeleteHelm needs one. */
@@ -438,81 +413,41 @@ static void on_release_known(struct operator_state *op, int exists, const struct
         job_step(j);
 }
 
-void module_task_handle(struct operator_state *op, struct ao_task *t)
+void module_run_handle(struct operator_state *op, struct ao_task *t)
 {
         struct module_task *mt = ao_task_payload(t);
-        switch (ao_task_type(t)) {
-        case TASK_MODULE_RUN: {
-                /*
-                 * A run queued while a converge was still deciding (a hook's values patch, the
-                 * release monitor) can come after that converge deleted the module: running it
-                 * would start its watches and install its release again.
-                 */
-                if (!mt->module->enabled) {
-                        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mt->module->name}),
-                                    "module '%s' is disabled, dropping its run (%s)", mt->module->name,
-                                    mt->activation);
-                        ao_task_finish(t, AO_TASK_SUCCESS);
-                        return;
-                }
-                struct module_job *j = job_new(op, t, mt->module, STEP_ON_STARTUP);
-                enter_step(j, mt->module->started ? STEP_BEFORE_HELM : STEP_ON_STARTUP);
-                job_step(j);
+        /*
+         * A run queued while a converge was still deciding (a hook's values patch, the release
+         * monitor) can come after that converge deleted the module: running it would start its
+         * watches and install its release again.
+         */
+        if (!mt->module->enabled) {
+                ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mt->module->name}),
+                            "module '%s' is disabled, dropping its run (%s)", mt->module->name,
+                            mt->activation);
+                ao_task_finish(t, AO_TASK_SUCCESS);
                 return;
         }
-        case TASK_MODULE_DELETE: {
-                struct module_job *j = job_new(op, t, mt->module, STEP_BEFORE_DELETE_HELM);
-                struct ao_error err = {0};
-                if (op->releases->exists(op, mt->module->name, on_release_known, j, &err) < 0)
-                        job_failed(j, err.msg);
-                return;
+        struct module_job *j = job_new(op, t, mt->module, STEP_ON_STARTUP);
+        enter_step(j, mt->module->started ? STEP_BEFORE_HELM : STEP_ON_STARTUP);
+        job_step(j);
+}
+
+void module_delete_handle(struct operator_state *op, struct ao_task *t)
+{
+        struct module_task *mt = ao_task_payload(t);
+        struct module_job *j = job_new(op, t, mt->module, STEP_BEFORE_DELETE_HELM);
+        struct ao_error err = {0};
+        if (op->releases->exists(op, mt->module->name, on_release_known, j, &err) < 0)
+                job_failed(j, err.msg);
+}
+
+void module_purge_handle(struct operator_state *op, struct ao_task *t)
+{
+        struct module_task *mt = ao_task_payload(t);
+        struct ao_error err = {0};
+        if (op->releases->remove(op, mt->release, on_purged, t, &err) < 0) {
+                ao_log(AO_LOG_ERROR, "purge of release '%s': %s", mt->release, err.msg);
+                ao_task_finish(t, AO_TASK_FAIL);
         }
-        default:
-                purge(op, t, mt->release);
-                return;
-        }
-}
-
-void module_task_free(void *payload)
-{
-        struct module_task *mt = payload;
-        free(mt->release);
-        free(mt->activation);
-        free(mt);
-}
-
-struct pending_match {
-        const struct module *mod;
-};
-
-static bool is_pending_run(const struct ao_task *t, void *userdata)
-{
-        const struct pending_match *m = userdata;
-        if (ao_task_type(t) != TASK_MODULE_RUN)
-                return false;
-        const struct module_task *mt = ao_task_payload(t);
-        return mt->module == m->mod;
-}
-
-bool module_run_pending(struct operator_state *op, const struct module *mod)
-{
-        struct pending_match m = {mod};
-        return ao_queue_find(operator_queue(op, AO_QUEUE_MAIN), false, is_pending_run, &m) != NULL;
-}
-
-void module_run_queue(struct operator_state *op, struct module *mod, struct ao_task *after,
-                      const char *activation)
-{
-        struct module_task *mt = ao_xcalloc(1, sizeof(*mt));
-        mt->module = mod;
-        mt->activation = ao_xstrdup(activation);
-        _cleanup_free_ char *description = ao_xasprintf("ModuleRun:%s", mod->name);
-        struct ao_task_spec spec = {.type = TASK_MODULE_RUN,
-                                    .description = description,
-                                    .payload = mt,
-                                    .payload_free = module_task_free};
-        if (after)
-                ao_queue_push_after(after, &spec);
-        else
-                ao_queue_push_tail(operator_queue(op, AO_QUEUE_MAIN), &spec);
 }

@@ -35,9 +35,8 @@ static void module_done(struct module *mod)
         cJSON_Delete(mod->own_values);
         ao_schema_free(mod->schema);
         free(mod->enabled_script);
-        ao_hooks_free(mod->hooks, mod->n_hooks);
+        hook_owner_done(&mod->owner);
         cJSON_Delete(mod->patches);
-        free(mod->throttles);
 }
 
 /*
@@ -183,6 +182,9 @@ int modules_load(const struct ao_settings *settings, struct modules *ret, struct
         }
         if (m.n > 1)
                 qsort(m.items, m.n, sizeof(*m.items), compare_modules);
+        /* Items stay where they are from now on: each owner points back at its module. */
+        for (size_t i = 0; i < m.n; i++)
+                m.items[i].owner.module = &m.items[i];
         *ret = m;
         return 0;
 }

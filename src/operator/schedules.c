@@ -7,6 +7,7 @@
  * operator: hooks must not act on a half-started system.
  */
 #include <cjson/cJSON.h>
+#include <stdlib.h>
 
 #include "ao/alloc.h"
 #include "ao/binding-context.h"
@@ -16,7 +17,7 @@
 
 struct schedule_ref {
         struct operator_state *op;
-        struct module *mod;
+        struct hook_owner *owner;
         struct ao_hook *hook;
         size_t hook_index;
         const struct ao_schedule_binding *binding;
@@ -41,21 +42,22 @@ static void on_tick(struct ao_schedule_entry *e, uint64_t scheduled_usec, uint64
         }
         cJSON *contexts = cJSON_CreateArray();
         cJSON_AddItemToArray(contexts, ao_binding_context_schedule(&ref->hook->config, ref->binding, NULL));
-        struct ao_throttle *throttles = ref->mod ? ref->mod->throttles : op->global_throttles;
-        _cleanup_free_ char *description = NULL, *key = NULL;
-        struct ao_task_spec spec = hook_task_spec(
-            ref->mod, ref->hook, AO_BINDING_SCHEDULE, ref->binding->name, "Schedule", contexts,
-            ref->binding->allow_failure, throttles ? &throttles[ref->hook_index] : NULL, &description, &key);
-        ao_queue_push_tail(operator_queue(op, ref->binding->queue), &spec);
+        struct hook_run_spec s = {.owner = ref->owner,
+                                  .hook_index = ref->hook_index,
+                                  .binding = AO_BINDING_SCHEDULE,
+                                  .binding_name = ref->binding->name,
+                                  .activation = "Schedule",
+                                  .contexts = contexts,
+                                  .allow_failure = ref->binding->allow_failure};
+        tasks_push_hook_run(op, ref->binding->queue, &s);
 }
 
-void schedules_enable(struct operator_state *op, struct module *mod)
+void schedules_enable(struct operator_state *op, struct hook_owner *owner)
 {
-        struct schedule_set **slot = mod ? &mod->schedules : &op->global_schedules;
-        if (*slot)
+        if (owner->schedules)
                 return;
-        struct ao_hook *hooks = mod ? mod->hooks : op->global_hooks;
-        size_t n_hooks = mod ? mod->n_hooks : op->n_global_hooks;
+        struct ao_hook *hooks = owner->hooks;
+        size_t n_hooks = owner->n_hooks;
         struct schedule_set *set = ao_xcalloc(1, sizeof(*set));
         for (size_t i = 0; i < n_hooks; i++)
                 set->n += hooks[i].config.n_schedules;
@@ -65,7 +67,7 @@ void schedules_enable(struct operator_state *op, struct module *mod)
                 for (size_t j = 0; j < hooks[i].config.n_schedules; j++) {
                         struct schedule_ref *ref = &set->refs[k++];
                         *ref = (struct schedule_ref){.op = op,
-                                                     .mod = mod,
+                                                     .owner = owner,
                                                      .hook = &hooks[i],
                                                      .hook_index = i,
                                                      .binding = &hooks[i].config.schedules[j]};
@@ -75,29 +77,16 @@ void schedules_enable(struct operator_state *op, struct module *mod)
                                             &err) < 0)
                                 ao_log(AO_LOG_ERROR, "hook '%s': %s", hooks[i].name, err.msg);
                 }
-        *slot = set;
+        owner->schedules = set;
 }
 
-void schedules_disable(struct operator_state *op, struct module *mod)
+void schedules_disable(struct hook_owner *owner)
 {
-        (void) op;
-        struct schedule_set **slot = mod ? &mod->schedules : &op->global_schedules;
-        struct schedule_set *set = *slot;
+        struct schedule_set *set = TAKE_PTR(owner->schedules);
         if (!set)
                 return;
         for (size_t i = 0; i < set->n; i++)
                 ao_schedule_remove(set->refs[i].entry);
         free(set->refs);
         free(set);
-        *slot = NULL;
-}
-
-struct ao_throttle *throttles_new(const struct ao_hook *hooks, size_t n)
-{
-        struct ao_throttle *t = ao_xcalloc(n + 1, sizeof(*t));
-        for (size_t i = 0; i < n; i++)
-                t[i] = (struct ao_throttle){
-                    .period_usec = hooks[i].config.execution_min_period_usec,
-                    .burst = hooks[i].config.execution_burst ? hooks[i].config.execution_burst : 1};
-        return t;
 }

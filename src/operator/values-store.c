@@ -352,3 +352,70 @@ int values_validate_config(const struct values_store *vs, const struct modules *
         }
         return r;
 }
+
+/* What a values patch may change: a copy to go back to. */
+struct values_saved {
+        cJSON *patches;         /* the section's stored patches */
+        cJSON *dynamic_enabled; /* the enabled flags global hooks set */
+};
+
+static cJSON **patches_of(struct values_store *vs, struct module *mod)
+{
+        return mod ? &mod->patches : &vs->global_patches;
+}
+
+static struct values_saved values_save(struct values_store *vs, struct module *mod)
+{
+        return (struct values_saved){.patches = cJSON_Duplicate(*patches_of(vs, mod), true),
+                                     .dynamic_enabled = cJSON_Duplicate(vs->dynamic_enabled, true)};
+}
+
+static void values_restore(struct values_store *vs, struct module *mod, struct values_saved *saved)
+{
+        cJSON **patches = patches_of(vs, mod);
+        cJSON_Delete(*patches);
+        *patches = saved->patches;
+        cJSON_Delete(vs->dynamic_enabled);
+        vs->dynamic_enabled = saved->dynamic_enabled;
+}
+
+static void values_saved_drop(struct values_saved *saved)
+{
+        cJSON_Delete(saved->patches);
+        cJSON_Delete(saved->dynamic_enabled);
+}
+
+int values_check_patch(struct values_store *vs, const struct modules *m, struct module *mod, const cJSON *ops,
+                       struct ao_error *reterr)
+{
+        struct values_saved saved = values_save(vs, mod);
+        int r = values_apply_patch(vs, m, mod, ops, reterr);
+        values_restore(vs, mod, &saved);
+        return r;
+}
+
+struct values_undo {
+        struct module *mod;
+        struct values_saved saved;
+};
+
+struct values_undo *values_undo_point(struct values_store *vs, struct module *mod)
+{
+        struct values_undo *u = ao_xcalloc(1, sizeof(*u));
+        *u = (struct values_undo){.mod = mod, .saved = values_save(vs, mod)};
+        return u;
+}
+
+void values_undo(struct values_store *vs, struct values_undo *u)
+{
+        values_restore(vs, u->mod, &u->saved);
+        free(u);
+}
+
+void values_undo_drop(struct values_undo *u)
+{
+        if (!u)
+                return;
+        values_saved_drop(&u->saved);
+        free(u);
+}

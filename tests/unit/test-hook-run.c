@@ -49,7 +49,7 @@ static char *dup_or_null(const char *s)
         return s ? ao_xstrdup(s) : NULL;
 }
 
-static void on_done(const struct ao_hook_outcome *o, void *userdata)
+static void on_done(struct ao_hook_outcome *o, void *userdata)
 {
         struct result *r = userdata;
         r->done = true;

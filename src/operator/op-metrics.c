@@ -135,11 +135,11 @@ static int on_live_tick(struct ao_source *s, uint64_t now, void *userdata)
 static int on_queue_sample(struct ao_source *s, uint64_t now, void *userdata)
 {
         struct operator_state *op = userdata;
-        metrics_sample_queues(op);
+        op_metrics_sample_queues(op);
         return ao_source_set_time(s, now + QUEUE_SAMPLE_USEC);
 }
 
-void metrics_sample_queues(struct operator_state *op)
+void op_metrics_sample_queues(struct operator_state *op)
 {
         for (size_t i = 0; op->queues && i < ao_queues_count(op->queues); i++) {
                 struct ao_queue *q = ao_queues_at(op->queues, i);
@@ -148,7 +148,7 @@ void metrics_sample_queues(struct operator_state *op)
         }
 }
 
-int metrics_init(struct operator_state *op)
+int op_metrics_init(struct operator_state *op)
 {
         static const char *const module_label[] = {"module", NULL};
         static const char *const module_activation[] = {"module", "activation", NULL};
@@ -199,7 +199,7 @@ int metrics_init(struct operator_state *op)
         return r;
 }
 
-void metrics_done(struct operator_state *op)
+void op_metrics_done(struct operator_state *op)
 {
         if (op->om) {
                 op->om->ticks = ao_source_free(op->om->ticks);
@@ -216,8 +216,8 @@ static double seconds(uint64_t usec)
         return (double) usec / (double) AO_USEC_PER_SEC;
 }
 
-void metrics_hook_run(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
-                      const struct hook_run_info *info, const struct ao_proc_result *r, bool ok)
+void op_metrics_hook_run(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                         const struct hook_run_info *info, const struct ao_proc_result *r, bool ok)
 {
         struct ao_metric_family **f = op->om->hook[mod ? 1 : 0];
         const char *global_labels[] = {hook->name, info->binding_name, info->activation, info->queue};
@@ -238,15 +238,15 @@ void metrics_hook_run(struct operator_state *op, const struct module *mod, const
         ao_metric_add(f[peer], labels, 1);
 }
 
-void metrics_task_wait(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
-                       const struct hook_run_info *info, uint64_t wait_usec)
+void op_metrics_task_wait(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                          const struct hook_run_info *info, uint64_t wait_usec)
 {
         const char *labels[] = {mod ? mod->name : "", hook->name, info->binding_name, info->queue};
         ao_metric_add(op->om->task_wait, labels, seconds(wait_usec));
 }
 
-void metrics_hook_ops(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
-                      const struct ao_metric_ops *ops)
+void op_metrics_hook_ops(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
+                         const struct ao_metric_ops *ops)
 {
         struct ao_error err = {0};
         if (ao_metrics_apply_hook_ops(op->hook_metrics, ops, hook->name, mod ? mod->name : NULL, &err) < 0)
@@ -254,22 +254,22 @@ void metrics_hook_ops(struct operator_state *op, const struct module *mod, const
                             "hook '%s': metrics: %s, ignoring", hook->name, err.msg);
 }
 
-void metrics_discover_error(struct operator_state *op)
+void op_metrics_discover_error(struct operator_state *op)
 {
         ao_metric_add(op->om->discover_errors, NULL, 1);
         ao_metric_add(op->om->discover_errors_peer, NULL, 1);
 }
 
-void metrics_converge_done(struct operator_state *op, const char *reason, uint64_t usec)
+void op_metrics_converge_done(struct operator_state *op, const char *reason, uint64_t usec)
 {
         const char *labels[] = {reason};
         ao_metric_add(op->om->convergence_seconds, labels, seconds(usec));
         ao_metric_add(op->om->convergence_total, labels, 1);
-        metrics_sample_queues(op);
+        op_metrics_sample_queues(op);
 }
 
-void metrics_module_run(struct operator_state *op, const struct module *mod, const char *activation,
-                        uint64_t usec, bool ok)
+void op_metrics_module_run(struct operator_state *op, const struct module *mod, const char *activation,
+                           uint64_t usec, bool ok)
 {
         const char *with_activation[] = {mod->name, activation};
         const char *module_only[] = {mod->name};
@@ -279,46 +279,46 @@ void metrics_module_run(struct operator_state *op, const struct module *mod, con
                 ao_metric_add(op->om->module_run_errors, module_only, 1);
 }
 
-void metrics_module_helm(struct operator_state *op, const struct module *mod, const char *activation,
-                         uint64_t usec)
+void op_metrics_module_helm(struct operator_state *op, const struct module *mod, const char *activation,
+                            uint64_t usec)
 {
         const char *labels[] = {mod->name, activation};
         ao_metric_observe(op->om->module_helm_seconds, labels, seconds(usec));
 }
 
-void metrics_helm_operation(struct operator_state *op, const struct module *mod, const char *activation,
-                            const char *operation, uint64_t usec)
+void op_metrics_helm_operation(struct operator_state *op, const struct module *mod, const char *activation,
+                               const char *operation, uint64_t usec)
 {
         const char *labels[] = {mod->name, activation, operation};
         ao_metric_observe(op->om->helm_operation_seconds, labels, seconds(usec));
 }
 
-void metrics_helm_redeployed(struct operator_state *op, const struct module *mod)
+void op_metrics_helm_redeployed(struct operator_state *op, const struct module *mod)
 {
         const char *labels[] = {mod->name};
         ao_metric_add(op->om->helm_redeployed, labels, 1);
 }
 
-void metrics_absent_resource(struct operator_state *op, const struct module *mod, const char *resource)
+void op_metrics_absent_resource(struct operator_state *op, const struct module *mod, const char *resource)
 {
         const char *labels[] = {mod->name, resource};
         ao_metric_add(op->om->absent_resources, labels, 1);
 }
 
-void metrics_module_delete_failed(struct operator_state *op, const struct module *mod)
+void op_metrics_module_delete_failed(struct operator_state *op, const struct module *mod)
 {
         const char *labels[] = {mod->name};
         ao_metric_add(op->om->module_delete_errors, labels, 1);
 }
 
-void metrics_module_gone(struct operator_state *op, const char *module)
+void op_metrics_module_gone(struct operator_state *op, const char *module)
 {
         (void) ao_metrics_remove_series(op->metrics, "module", module);
         (void) ao_metrics_remove_series(op->hook_metrics, "module", module);
 }
 
-void metrics_binding_count(struct operator_state *op, const struct module *mod, const struct ao_hook *hooks,
-                           size_t n)
+void op_metrics_binding_count(struct operator_state *op, const struct module *mod,
+                              const struct ao_hook *hooks, size_t n)
 {
         for (size_t i = 0; i < n; i++) {
                 size_t count = hooks[i].config.n_schedules + hooks[i].config.n_kubernetes;
@@ -329,7 +329,7 @@ void metrics_binding_count(struct operator_state *op, const struct module *mod, 
         }
 }
 
-void metrics_config_error(struct operator_state *op)
+void op_metrics_config_error(struct operator_state *op)
 {
         ao_metric_add(op->om->config_errors, NULL, 1);
 }

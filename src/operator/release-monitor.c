@@ -77,8 +77,7 @@ static void heal(struct release_monitor *m, const char *why)
 {
         ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"module", m->mod->name}), "module '%s': %s: running it again",
                     m->mod->name, why);
-        if (!module_run_pending(m->op, m->mod))
-                module_run_queue(m->op, m->mod, NULL, "HelmResourcesAbsent");
+        tasks_request_module_run(m->op, m->mod, NULL, "HelmResourcesAbsent");
 }
 
 static void on_objects_checked(struct operator_state *op, const char *absent, const struct ao_error *error,
@@ -94,7 +93,7 @@ static void on_objects_checked(struct operator_state *op, const char *absent, co
                             "module '%s': release objects not checked: %s", m->mod->name, error->msg);
         } else if (absent) {
                 set_result(m, ao_xasprintf("%s is missing", absent));
-                metrics_absent_resource(op, m->mod, absent);
+                op_metrics_absent_resource(op, m->mod, absent);
                 _cleanup_free_ char *why = ao_xasprintf("%s of its release is missing", absent);
                 heal(m, why);
         } else {
@@ -112,8 +111,8 @@ static void check_objects(struct release_monitor *m)
                 arm(m, next_delay(m->op));
                 return;
         }
-        if (kube_find_absent(m->op, &m->objects, kube_config_namespace(m->op), true, on_objects_checked, m,
-                             &err) < 0)
+        if (cluster_find_absent(m->op, &m->objects, cluster_config_namespace(m->op), true, on_objects_checked,
+                                m, &err) < 0)
                 on_objects_checked(m->op, NULL, &err, m);
 }
 
@@ -142,7 +141,7 @@ static void on_status(struct operator_state *op, const struct ao_helm_revision *
                 m->checking = false;
                 set_result(m, last->revision ? ao_xasprintf("release %s", last->status)
                                              : ao_xstrdup("no release"));
-                metrics_helm_redeployed(op, m->mod);
+                op_metrics_helm_redeployed(op, m->mod);
                 _cleanup_free_ char *why = last->revision ? ao_xasprintf("its release is %s", last->status)
                                                           : ao_xstrdup("its release is gone");
                 heal(m, why);
@@ -160,7 +159,7 @@ static int on_tick(struct ao_source *s, uint64_t now, void *userdata)
         if (m->checking)
                 return 0;
         /* A run or hook of the module may be changing the very objects: wait for it. */
-        if (m->mod->busy || module_run_pending(op, m->mod)) {
+        if (m->mod->busy || tasks_module_run_pending(op, m->mod)) {
                 arm(m, BUSY_RETRY_USEC);
                 return 0;
         }
@@ -169,7 +168,7 @@ static int on_tick(struct ao_source *s, uint64_t now, void *userdata)
         struct ao_error err = {0};
         m->checking = true;
         m->checking_generation = m->generation;
-        if (helm_release_status(op, m->mod->name, on_status, c, &err) < 0) {
+        if (release_status(op, m->mod->name, on_status, c, &err) < 0) {
                 free(c);
                 m->checking = false;
                 set_result(m, ao_xasprintf("cannot get the release status: %s", err.msg));
@@ -203,7 +202,7 @@ static struct release_monitor *monitor_of(struct operator_state *op, struct modu
         return m;
 }
 
-void helm_monitor_start(struct operator_state *op, struct module *mod, struct ao_helm_manifest *manifest)
+void release_monitor_start(struct operator_state *op, struct module *mod, struct ao_helm_manifest *manifest)
 {
         if (!op->kube)
                 return;
@@ -217,7 +216,7 @@ void helm_monitor_start(struct operator_state *op, struct module *mod, struct ao
         arm(m, next_delay(op));
 }
 
-void helm_monitor_stop(struct operator_state *op, struct module *mod)
+void release_monitor_stop(struct operator_state *op, struct module *mod)
 {
         (void) op;
         struct release_monitor *m = mod->monitor;
@@ -231,14 +230,14 @@ void helm_monitor_stop(struct operator_state *op, struct module *mod)
 }
 
 /* Drop the object from what is checked; it comes back with the next helm step. */
-void helm_monitor_note_deleted(struct operator_state *op, struct module *mod, const char *kind,
-                               const char *ns, const char *name)
+void release_monitor_note_deleted(struct operator_state *op, struct module *mod, const char *kind,
+                                  const char *ns, const char *name)
 {
         (void) op;
         struct release_monitor *m = mod->monitor;
         if (!m || !kind || !name)
                 return;
-        const char *release_ns = kube_config_namespace(m->op);
+        const char *release_ns = cluster_config_namespace(m->op);
         for (size_t i = 0; i < m->objects.n;) {
                 struct ao_helm_object *o = &m->objects.objects[i];
                 const char *o_ns = o->namespace ? o->namespace : release_ns;
@@ -261,7 +260,7 @@ static cJSON *monitor_dump(const struct release_monitor *m)
         cJSON *d = cJSON_CreateObject();
         cJSON_AddStringToObject(d, "module", m->mod->name);
         cJSON *objects = cJSON_AddArrayToObject(d, "objects");
-        const char *release_ns = kube_config_namespace(m->op);
+        const char *release_ns = cluster_config_namespace(m->op);
         for (size_t i = 0; i < m->objects.n; i++) {
                 const struct ao_helm_object *o = &m->objects.objects[i];
                 _cleanup_free_ char *text =
@@ -281,7 +280,7 @@ static cJSON *monitor_dump(const struct release_monitor *m)
         return d;
 }
 
-cJSON *helm_monitors_dump(struct operator_state *op)
+cJSON *release_monitors_dump(struct operator_state *op)
 {
         cJSON *all = cJSON_CreateArray();
         for (size_t i = 0; i < op->modules.n; i++) {
@@ -292,7 +291,7 @@ cJSON *helm_monitors_dump(struct operator_state *op)
         return all;
 }
 
-void helm_monitors_free(struct operator_state *op)
+void release_monitors_free(struct operator_state *op)
 {
         for (size_t i = 0; i < op->modules.n; i++) {
                 struct release_monitor *m = op->modules.items[i].monitor;

@@ -1,16 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Kubernetes bindings in the lifecycle (steps 2, 5, 9, 10).
- *
- * With a cluster, the operator keeps one client, one informer registry, one jq cache and a
- * discovery table. Every hook with kubernetes bindings gets a "hook_monitors": one monitor per
- * binding. They start when their owner starts (global hooks: the KubeSync task queued after
- * the global onStartup hooks; module hooks: the first run of the module after it is enabled)
- * and stop when the module is disabled.
- *
- * Events of a binding are dropped until its Synchronization run starts (what they changed is
- * in the objects that run reads, since contexts are refreshed just before every run); after
- * that each event becomes a hook task in the binding's queue.
+ * The cluster session: the API clients (main, object patcher, release monitor), the informer
+ * registry, the jq cache, the discovery table, the ConfigMap config store, the Lease, and the
+ * object patches and presence checks in flight (so that shutdown can end them). Everything
+ * that uses the cluster in the lifecycle goes through here; the bindings (bindings.c) sit on
+ * top of it.
  */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -40,33 +34,11 @@
 #define DISCOVERY_RETRY_USEC   (5ULL * 1000000)
 #define DISCOVERY_REFRESH_USEC (10ULL * 1000000) /* an unknown kind refreshes discovery at most this often */
 
-struct binding_slot {
-        struct hook_monitors *hm;
-        size_t index;
-};
-
-struct hook_monitors {
-        struct operator_state *op;
-        struct module *mod; /* NULL for global hooks */
-        struct ao_hook *hook;
-        struct ao_kube_monitor **monitors; /* one per kubernetes binding; NULL until started */
-        struct binding_slot *slots;
-        bool *unlocked;
-        size_t n;
-};
-
-struct sync_waiter {
-        struct module *mod; /* NULL: the global hooks */
-        kube_synced_handler *done;
-        void *userdata;
-        struct sync_waiter *next;
-};
-
 /* An object patch run in progress, so that shutdown can end it. */
 struct patch_job {
         struct operator_state *op;
         struct ao_object_patch_run *run;
-        kube_patches_done *done;
+        cluster_patches_done *done;
         void *userdata;
         struct patch_job *prev, *next;
 };
@@ -75,7 +47,7 @@ struct patch_job {
 struct presence_job {
         struct operator_state *op;
         struct ao_kube_presence *check;
-        kube_absent_done *done;
+        cluster_absent_done *done;
         void *userdata;
         struct presence_job *prev, *next;
 };
@@ -99,35 +71,16 @@ struct kube_state {
         bool discovery_ready;
         uint64_t discovery_usec;
         struct ao_source *discovery_retry;
-        struct sync_waiter *waiters;
-        struct hook_monitors *global;            /* one per global hook */
-        struct config_map_wait *config_map_wait; /* while kube_config_map_open() waits */
-        kube_config_handler *on_config_change;
-        kube_config_invalid_handler *on_config_invalid;
+        void (*on_discovery)(struct operator_state *op); /* a new table is in place (bindings.c) */
+        struct config_map_wait *config_map_wait;         /* while cluster_config_map_open() waits */
+        cluster_config_handler *on_config_change;
+        cluster_config_invalid_handler *on_config_invalid;
         struct ao_metric_family *jq_seconds, *event_seconds, *snapshot_objects, *watch_errors;
         struct ao_metric_family *relists, *expired, *watch_restarts, *recovered_events;
         struct ao_metric_family *request_results, *request_latency, *limiter_latency;
 };
 
 /* ---- metrics ---------------------------------------------------------------------------------- */
-
-static void binding_labels(const struct hook_monitors *hm, size_t i, const char *labels[5])
-{
-        const struct ao_kubernetes_binding *b = &hm->hook->config.kubernetes[i];
-        labels[0] = hm->mod ? hm->mod->name : "";
-        labels[1] = hm->hook->name;
-        labels[2] = b->name;
-        labels[3] = b->queue;
-        labels[4] = b->kind;
-}
-
-static void update_snapshot_gauge(struct hook_monitors *hm, size_t i)
-{
-        const char *labels[5];
-        binding_labels(hm, i, labels);
-        ao_metric_set(hm->op->kube->snapshot_objects, labels,
-                      hm->monitors[i] ? (double) ao_kube_monitor_count(hm->monitors[i]) : 0);
-}
 
 static void on_watch_error(const char *error_type, void *userdata)
 {
@@ -236,183 +189,6 @@ static void register_metrics(struct operator_state *op)
                               limiter_labels, ao_metrics_buckets_seconds, ao_metrics_n_buckets_seconds);
 }
 
-/* ---- snapshots -------------------------------------------------------------------------------- */
-
-static cJSON *snapshot_of(void *userdata, const char *binding)
-{
-        struct hook_monitors *hm = userdata;
-        for (size_t i = 0; i < hm->n; i++)
-                if (hm->monitors[i] && strcmp(hm->hook->config.kubernetes[i].name, binding) == 0)
-                        return ao_kube_monitor_snapshot(hm->monitors[i]);
-        return NULL;
-}
-
-static struct hook_monitors *monitors_of(struct operator_state *op, struct module *mod,
-                                         const struct ao_hook *hook)
-{
-        if (!op->kube)
-                return NULL;
-        struct hook_monitors *set = mod ? mod->kube : op->kube->global;
-        size_t n = mod ? mod->n_hooks : op->n_global_hooks;
-        if (!set)
-                return NULL;
-        for (size_t i = 0; i < n; i++)
-                if (set[i].hook == hook)
-                        return &set[i];
-        return NULL;
-}
-
-struct ao_snapshot_source kube_snapshot_source(struct operator_state *op, struct module *mod,
-                                               const struct ao_hook *hook)
-{
-        struct hook_monitors *hm = monitors_of(op, mod, hook);
-        return (struct ao_snapshot_source){.get = hm ? snapshot_of : NULL, .userdata = hm};
-}
-
-void kube_refresh_contexts(struct operator_state *op, struct module *mod, const struct ao_hook *hook,
-                           cJSON *contexts)
-{
-        struct ao_snapshot_source src = kube_snapshot_source(op, mod, hook);
-        ao_binding_contexts_refresh(contexts, &src);
-}
-
-void kube_unlock(struct operator_state *op, struct module *mod, const struct ao_hook *hook, int binding)
-{
-        struct hook_monitors *hm = monitors_of(op, mod, hook);
-        if (hm && binding >= 0 && (size_t) binding < hm->n)
-                hm->unlocked[binding] = true;
-}
-
-/* ---- events ----------------------------------------------------------------------------------- */
-
-static void on_monitor_event(struct ao_kube_monitor *m, unsigned watch_event, cJSON *item,
-                             const cJSON *object, void *userdata)
-{
-        struct binding_slot *slot = userdata;
-        struct hook_monitors *hm = slot->hm;
-        struct operator_state *op = hm->op;
-        uint64_t start = ao_clock_now_usec();
-        update_snapshot_gauge(hm, slot->index);
-        if (!hm->unlocked[slot->index]) {
-                cJSON_Delete(item);
-                return;
-        }
-        const struct ao_kubernetes_binding *b = &hm->hook->config.kubernetes[slot->index];
-        if (hm->hook->config.version == 0 && !cJSON_HasObjectItem(item, "object"))
-                cJSON_AddItemToObject(item, "object", cJSON_Duplicate(object, true));
-        struct ao_snapshot_source src = {.get = snapshot_of, .userdata = hm};
-        cJSON *contexts = cJSON_CreateArray();
-        cJSON_AddItemToArray(contexts,
-                             ao_binding_context_event(&hm->hook->config, b, watch_event, item, &src));
-        size_t hook_index = (size_t) (hm - (hm->mod ? hm->mod->kube : op->kube->global));
-        struct ao_throttle *throttle =
-            hm->mod ? (hm->mod->throttles ? &hm->mod->throttles[hook_index] : NULL)
-                    : (op->global_throttles ? &op->global_throttles[hook_index] : NULL);
-        char *description = NULL, *key = NULL;
-        struct ao_task_spec spec =
-            hook_task_spec(hm->mod, hm->hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes", contexts,
-                           b->allow_failure, throttle, &description, &key);
-        ao_queue_push_tail(operator_queue(op, b->queue), &spec);
-        free(description);
-        free(key);
-        const char *labels[5];
-        binding_labels(hm, slot->index, labels);
-        ao_metric_observe(op->kube->event_seconds, labels, (double) (ao_clock_now_usec() - start) / 1e6);
-}
-
-static void on_jq(void *userdata, uint64_t usec)
-{
-        struct binding_slot *slot = userdata;
-        const char *labels[5];
-        binding_labels(slot->hm, slot->index, labels);
-        ao_metric_observe(slot->hm->op->kube->jq_seconds, labels, (double) usec / 1e6);
-}
-
-static void check_waiters(struct operator_state *op);
-
-static void on_monitor_synced(struct ao_kube_monitor *m, void *userdata)
-{
-        struct binding_slot *slot = userdata;
-        update_snapshot_gauge(slot->hm, slot->index);
-        check_waiters(slot->hm->op);
-}
-
-static const struct ao_kube_monitor_ops monitor_ops = {.synced = on_monitor_synced,
-                                                       .event = on_monitor_event};
-
-/* ---- starting and stopping monitors ----------------------------------------------------------- */
-
-static struct hook_monitors *monitors_new(struct operator_state *op, struct module *mod,
-                                          struct ao_hook *hooks, size_t n)
-{
-        struct hook_monitors *set = ao_xcalloc(n + 1, sizeof(*set));
-        for (size_t i = 0; i < n; i++) {
-                struct hook_monitors *hm = &set[i];
-                hm->op = op;
-                hm->mod = mod;
-                hm->hook = &hooks[i];
-                hm->n = hooks[i].config.n_kubernetes;
-                hm->monitors = ao_xcalloc(hm->n + 1, sizeof(*hm->monitors));
-                hm->slots = ao_xcalloc(hm->n + 1, sizeof(*hm->slots));
-                hm->unlocked = ao_xcalloc(hm->n + 1, sizeof(*hm->unlocked));
-                for (size_t j = 0; j < hm->n; j++)
-                        hm->slots[j] = (struct binding_slot){hm, j};
-        }
-        return set;
-}
-
-static void monitors_free(struct hook_monitors *set, size_t n)
-{
-        for (size_t i = 0; set && i < n; i++) {
-                for (size_t j = 0; j < set[i].n; j++) {
-                        set[i].monitors[j] = ao_kube_monitor_free(set[i].monitors[j]);
-                        update_snapshot_gauge(&set[i], j);
-                }
-                free(set[i].monitors);
-                free(set[i].slots);
-                free(set[i].unlocked);
-        }
-        free(set);
-}
-
-/* Start what is not running yet. Returns < 0 (logged) when a binding's kind is unknown. */
-static int start_monitors(struct operator_state *op, struct hook_monitors *set, size_t n,
-                          struct ao_error *reterr)
-{
-        struct kube_state *k = op->kube;
-        for (size_t i = 0; i < n; i++) {
-                struct hook_monitors *hm = &set[i];
-                for (size_t j = 0; j < hm->n; j++) {
-                        if (hm->monitors[j])
-                                continue;
-                        struct ao_kube_monitor_env env = {.informers = k->informers,
-                                                          .discovery = k->discovery,
-                                                          .jq = k->jq,
-                                                          .on_jq = on_jq};
-                        int r = ao_kube_monitor_new(&env, &hm->hook->config.kubernetes[j], hm->hook->name,
-                                                    &monitor_ops, &hm->slots[j], &hm->monitors[j], reterr);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        return 0;
-}
-
-static bool all_synced(const struct hook_monitors *set, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j < set[i].n; j++)
-                        if (!set[i].monitors[j] || !ao_kube_monitor_synced(set[i].monitors[j]))
-                                return false;
-        return true;
-}
-
-static struct hook_monitors **set_of(struct operator_state *op, struct module *mod, size_t *ret_n)
-{
-        *ret_n = mod ? mod->n_hooks : op->n_global_hooks;
-        return mod ? &mod->kube : &op->kube->global;
-}
-
 /* ---- discovery -------------------------------------------------------------------------------- */
 
 static void start_discovery(struct operator_state *op);
@@ -453,7 +229,8 @@ static void on_discovery_done(const struct ao_error *error, void *userdata)
         k->discovery_usec = ao_clock_now_usec();
         ao_log(AO_LOG_INFO, "Kubernetes API at %s: %zu resources discovered",
                ao_kube_client_server(k->client), ao_kube_discovery_count(k->discovery));
-        check_waiters(op);
+        if (k->on_discovery)
+                k->on_discovery(op);
 }
 
 static void start_discovery(struct operator_state *op)
@@ -467,164 +244,49 @@ static void start_discovery(struct operator_state *op)
                 on_discovery_done(&err, op);
 }
 
-/* ---- waiting for sync ------------------------------------------------------------------------- */
+/* ---- what the bindings use -------------------------------------------------------------------- */
 
-/* Whether @w is settled: true when its callback ran (or was given up on). */
-static bool try_waiter(struct operator_state *op, struct sync_waiter *w)
+void cluster_on_discovery(struct operator_state *op, void (*handler)(struct operator_state *op))
+{
+        op->kube->on_discovery = handler;
+}
+
+bool cluster_discovery_ready(const struct operator_state *op)
+{
+        return op->kube->discovery_ready;
+}
+
+bool cluster_refresh_discovery(struct operator_state *op)
 {
         struct kube_state *k = op->kube;
-        if (!k->discovery_ready)
+        if (!k->discovery_ready || ao_clock_now_usec() - k->discovery_usec <= DISCOVERY_REFRESH_USEC)
                 return false;
-        size_t n;
-        struct hook_monitors **set = set_of(op, w->mod, &n);
-        struct ao_hook *hooks = w->mod ? w->mod->hooks : op->global_hooks;
-        if (!*set)
-                *set = monitors_new(op, w->mod, hooks, n);
-        struct ao_error err = {0};
-        if (start_monitors(op, *set, n, &err) < 0) {
-                if (err.code == -ENOENT && ao_clock_now_usec() - k->discovery_usec > DISCOVERY_REFRESH_USEC) {
-                        ao_log(AO_LOG_INFO, "%s; refreshing discovery", err.msg);
-                        k->discovery_ready = false;
-                        start_discovery(op);
-                        return false;
-                }
-                ao_log(AO_LOG_ERROR, "%s", err.msg);
-                w->done(op, false, w->userdata);
-                return true;
-        }
-        if (!all_synced(*set, n))
-                return false;
-        w->done(op, true, w->userdata);
+        k->discovery_ready = false;
+        start_discovery(op);
         return true;
 }
 
-static void check_waiters(struct operator_state *op)
+struct ao_kube_discovery *cluster_discovery(struct operator_state *op)
+{
+        return op->kube->discovery;
+}
+
+struct ao_informers *cluster_informers(struct operator_state *op)
+{
+        return op->kube->informers;
+}
+
+struct ao_jq_cache *cluster_jq(struct operator_state *op)
+{
+        return op->kube->jq;
+}
+
+struct ao_metric_family *cluster_binding_family(struct operator_state *op, int which)
 {
         struct kube_state *k = op->kube;
-        struct sync_waiter **pp = &k->waiters;
-        while (*pp) {
-                struct sync_waiter *w = *pp;
-                /* Unlink first: the callback may queue tasks, finish its own and add waiters. */
-                *pp = w->next;
-                w->next = NULL;
-                if (try_waiter(op, w)) {
-                        free(w);
-                        continue;
-                }
-                w->next = *pp;
-                *pp = w;
-                pp = &w->next;
-        }
-}
-
-void kube_when_synced(struct operator_state *op, struct module *mod, kube_synced_handler *done,
-                      void *userdata)
-{
-        struct sync_waiter *w = ao_xcalloc(1, sizeof(*w));
-        *w = (struct sync_waiter){.mod = mod, .done = done, .userdata = userdata};
-        w->next = op->kube->waiters;
-        op->kube->waiters = w;
-        check_waiters(op);
-}
-
-bool kube_has_bindings(const struct ao_hook *hooks, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                if (hooks[i].config.n_kubernetes > 0)
-                        return true;
-        return false;
-}
-
-/* ---- Synchronization runs --------------------------------------------------------------------- */
-
-cJSON *kube_sync_contexts(struct operator_state *op, struct module *mod, struct ao_hook *hook, size_t binding)
-{
-        struct hook_monitors *hm = monitors_of(op, mod, hook);
-        struct ao_snapshot_source src = {.get = snapshot_of, .userdata = hm};
-        const struct ao_kubernetes_binding *b = &hook->config.kubernetes[binding];
-        cJSON *objects = hm && hm->monitors[binding] ? ao_kube_monitor_snapshot(hm->monitors[binding]) : NULL;
-        cJSON *contexts = cJSON_CreateArray();
-        cJSON_AddItemToArray(contexts, ao_binding_context_synchronization(&hook->config, b, objects, &src));
-        return contexts;
-}
-
-void kube_stop(struct operator_state *op, struct module *mod)
-{
-        if (!op->kube)
-                return;
-        size_t n;
-        struct hook_monitors **set = set_of(op, mod, &n);
-        monitors_free(*set, n);
-        *set = NULL;
-        /* A waiter for a stopped owner would start its monitors again: drop it. */
-        for (struct sync_waiter **pp = &op->kube->waiters; *pp;) {
-                struct sync_waiter *w = *pp;
-                if (w->mod != mod) {
-                        pp = &w->next;
-                        continue;
-                }
-                *pp = w->next;
-                w->done(op, false, w->userdata);
-                free(w);
-        }
-}
-
-/* ---- the global Synchronization step (step 2) ------------------------------------------------- */
-
-static struct ao_throttle *global_throttle(struct operator_state *op, size_t i)
-{
-        return op->global_throttles ? &op->global_throttles[i] : NULL;
-}
-
-/*
- * Queue Synchronization runs, hooks in name order: those that wait for synchronization right
- * after the step (so the converge behind them sees their effect), the others in their queues.
- */
-static void on_global_synced(struct operator_state *op, bool ok, void *userdata)
-{
-        struct ao_task *t = userdata;
-        if (!ok) {
-                ao_task_finish(t, AO_TASK_FAIL);
-                return;
-        }
-        struct ao_task *after = t;
-        for (size_t i = 0; i < op->n_global_hooks; i++) {
-                struct ao_hook *hook = &op->global_hooks[i];
-                for (size_t j = 0; j < hook->config.n_kubernetes; j++) {
-                        const struct ao_kubernetes_binding *b = &hook->config.kubernetes[j];
-                        if (!b->execute_hook_on_synchronization) {
-                                kube_unlock(op, NULL, hook, (int) j);
-                                continue;
-                        }
-                        char *description = NULL, *key = NULL;
-                        struct ao_task_spec spec =
-                            hook_task_spec(NULL, hook, AO_BINDING_KUBERNETES, b->name, "Kubernetes",
-                                           kube_sync_contexts(op, NULL, hook, j), b->allow_failure,
-                                           global_throttle(op, i), &description, &key);
-                        struct hook_task *ht = spec.payload;
-                        ht->kube_sync = true;
-                        ht->kube_binding = j;
-                        if (b->wait_for_synchronization)
-                                after = ao_queue_push_after(after, &spec);
-                        else
-                                ao_queue_push_tail(operator_queue(op, b->queue), &spec);
-                        free(description);
-                        free(key);
-                }
-        }
-        ao_task_finish(t, AO_TASK_SUCCESS);
-}
-
-void kube_sync_task_handle(struct operator_state *op, struct ao_task *t)
-{
-        kube_when_synced(op, NULL, on_global_synced, t);
-}
-
-void kube_sync_task_queue(struct operator_state *op)
-{
-        struct ao_task_spec spec = {.type = TASK_KUBE_SYNC,
-                                    .description = "GlobalHookEnableKubernetesBindings"};
-        ao_queue_push_tail(operator_queue(op, AO_QUEUE_MAIN), &spec);
+        return which == CLUSTER_JQ_SECONDS      ? k->jq_seconds
+               : which == CLUSTER_EVENT_SECONDS ? k->event_seconds
+                                                : k->snapshot_objects;
 }
 
 /* ---- the ConfigMap config store ---------------------------------------------------------------- */
@@ -669,7 +331,7 @@ static void on_config_map_invalid(const struct ao_error *error, void *userdata)
         op->kube->on_config_invalid(error, op);
 }
 
-const char *kube_config_namespace(const struct operator_state *op)
+const char *cluster_config_namespace(const struct operator_state *op)
 {
         if (op->settings->namespace_[0])
                 return op->settings->namespace_;
@@ -678,8 +340,8 @@ const char *kube_config_namespace(const struct operator_state *op)
         return "default";
 }
 
-int kube_config_map_open(struct operator_state *op, kube_config_handler *on_change,
-                         kube_config_invalid_handler *on_invalid, struct ao_error *reterr)
+int cluster_config_map_open(struct operator_state *op, cluster_config_handler *on_change,
+                            cluster_config_invalid_handler *on_invalid, struct ao_error *reterr)
 {
         struct kube_state *k = op->kube;
         int r = run_until(op, &k->discovery_ready, reterr);
@@ -698,7 +360,7 @@ int kube_config_map_open(struct operator_state *op, kube_config_handler *on_chan
             .client = k->client,
             .informers = k->informers,
             .resource = res,
-            .namespace_ = kube_config_namespace(op),
+            .namespace_ = cluster_config_namespace(op),
             .name = op->settings->config_map,
             .on_ready = on_config_map_ready,
             .on_change = on_config_map_change,
@@ -744,12 +406,13 @@ static char *lease_identity(const struct operator_state *op)
         for (char *p = address; *p; p++)
                 if (*p == '.' || *p == ':')
                         *p = '-';
-        char *id = ao_xasprintf("%s.%s.%s.pod", op->settings->pod_name, address, kube_config_namespace(op));
+        char *id =
+            ao_xasprintf("%s.%s.%s.pod", op->settings->pod_name, address, cluster_config_namespace(op));
         free(address);
         return id;
 }
 
-int kube_wait_leadership(struct operator_state *op, struct ao_error *reterr)
+int cluster_wait_leadership(struct operator_state *op, struct ao_error *reterr)
 {
         struct kube_state *k = op->kube;
         if (!op->settings->pod_name[0])
@@ -768,7 +431,7 @@ int kube_wait_leadership(struct operator_state *op, struct ao_error *reterr)
             .reactor = op->reactor,
             .client = k->client,
             .resource = res,
-            .namespace_ = kube_config_namespace(op),
+            .namespace_ = cluster_config_namespace(op),
             .name = LEASE_NAME,
             .identity = identity,
             .lease_duration_usec = scaled_usec(op, LEASE_DURATION_USEC),
@@ -814,35 +477,39 @@ static void on_patch_job_done(const struct ao_error *error, void *userdata)
 {
         struct patch_job *j = userdata;
         patch_job_unlink(j->op->kube, j);
-        kube_patches_done *done = j->done;
+        cluster_patches_done *done = j->done;
         void *ud = j->userdata;
         free(j);
         done(error, ud);
 }
 
-/* What a module's hooks delete is no reason to heal its release (helm-monitor.c). */
-static void note_deletions(struct operator_state *op, struct module *mod,
-                           const struct ao_object_patch_ops *ops)
-{
-        for (size_t i = 0; mod && i < ops->n; i++) {
-                const struct ao_object_patch_op *o = &ops->items[i];
-                if (o->type == AO_OBJECT_PATCH_DELETE || o->type == AO_OBJECT_PATCH_DELETE_IN_BACKGROUND ||
-                    o->type == AO_OBJECT_PATCH_DELETE_NON_CASCADING)
-                        helm_monitor_note_deleted(op, mod, o->kind, o->namespace_, o->name);
-        }
-}
-
-int kube_apply_object_patches(struct operator_state *op, struct module *mod, const char *text, size_t len,
-                              kube_patches_done *done, void *userdata, struct ao_error *reterr)
+int cluster_resolve_object_patches(struct operator_state *op, const struct ao_object_patch_ops *ops,
+                                   struct ao_error *reterr)
 {
         struct kube_state *k = op->kube;
-        struct ao_object_patch_ops ops = {0};
-        int r = ao_object_patch_parse(text, len, &ops, reterr);
-        if (r < 0)
-                return r;
-        note_deletions(op, mod, &ops);
+        if (!k->discovery_ready)
+                return ao_error_set(reterr, -EAGAIN,
+                                    "object patches: the Kubernetes API is not discovered yet");
+        for (size_t i = 0; i < ops->n; i++) {
+                const struct ao_object_patch_op *o = &ops->items[i];
+                struct ao_error err = {0};
+                if (ao_kube_discovery_find(k->discovery, o->api_version, o->kind, &err))
+                        continue;
+                /* A kind installed since the table was read is found by the retry. */
+                if (cluster_refresh_discovery(op))
+                        ao_log(AO_LOG_INFO, "%s; refreshing discovery", err.msg);
+                _cleanup_free_ char *what = ao_object_patch_op_describe(o);
+                return ao_error_set(reterr, -ENOENT, "object patches: %s: %s", what, err.msg);
+        }
+        return 0;
+}
+
+int cluster_apply_object_patches(struct operator_state *op, struct ao_object_patch_ops *ops,
+                                 cluster_patches_done *done, void *userdata, struct ao_error *reterr)
+{
+        struct kube_state *k = op->kube;
         if (!k->discovery_ready) {
-                ao_object_patch_ops_done(&ops);
+                ao_object_patch_ops_done(ops);
                 return ao_error_set(reterr, -EAGAIN,
                                     "object patches: the Kubernetes API is not discovered yet");
         }
@@ -856,7 +523,7 @@ int kube_apply_object_patches(struct operator_state *op, struct module *mod, con
                                             .discovery = k->discovery,
                                             .jq = k->jq,
                                             .delete_poll_scale = op->settings->retry_delay_scale};
-        r = ao_object_patch_apply(&env, &ops, on_patch_job_done, j, &j->run, reterr);
+        int r = ao_object_patch_apply(&env, ops, on_patch_job_done, j, &j->run, reterr);
         if (r < 0) {
                 patch_job_unlink(k, j);
                 free(j);
@@ -899,14 +566,14 @@ static void on_presence_checked(const struct ao_kube_object_ref *absent, const s
                                   absent->namespace ? "/" : "", absent->name)
                    : NULL;
         struct operator_state *op = j->op;
-        kube_absent_done *done = j->done;
+        cluster_absent_done *done = j->done;
         void *ud = j->userdata;
         free(j);
         done(op, what, error, ud);
 }
 
-int kube_find_absent(struct operator_state *op, const struct ao_helm_manifest *m, const char *default_ns,
-                     bool monitor, kube_absent_done *done, void *userdata, struct ao_error *reterr)
+int cluster_find_absent(struct operator_state *op, const struct ao_helm_manifest *m, const char *default_ns,
+                        bool monitor, cluster_absent_done *done, void *userdata, struct ao_error *reterr)
 {
         struct kube_state *k = op->kube;
         if (!k->discovery_ready)
@@ -948,7 +615,7 @@ static void cancel_presence_jobs(struct kube_state *k)
 
 /* ---- start-up and shutdown -------------------------------------------------------------------- */
 
-int kube_start(struct operator_state *op, struct ao_error *reterr)
+int cluster_start(struct operator_state *op, struct ao_error *reterr)
 {
         const struct ao_settings *s = op->settings;
         struct ao_kube_config_options where = {
@@ -1009,7 +676,7 @@ int kube_start(struct operator_state *op, struct ao_error *reterr)
         return 0;
 }
 
-void kube_done(struct operator_state *op)
+void cluster_done(struct operator_state *op)
 {
         struct kube_state *k = op->kube;
         if (!k)
@@ -1021,16 +688,6 @@ void kube_done(struct operator_state *op)
                 drain_requests(op);
         }
         op->config_map = ao_config_map_free(op->config_map);
-        while (k->waiters) {
-                struct sync_waiter *w = k->waiters;
-                k->waiters = w->next;
-                free(w);
-        }
-        for (size_t i = 0; i < op->modules.n; i++) {
-                monitors_free(op->modules.items[i].kube, op->modules.items[i].n_hooks);
-                op->modules.items[i].kube = NULL;
-        }
-        monitors_free(k->global, op->n_global_hooks);
         ao_kube_discovery_fetch_cancel(k->fetch);
         ao_informers_free(k->informers);
         ao_kube_client_free(k->client);

@@ -125,8 +125,8 @@ static int generate_chart(const struct operator_state *op, const struct module *
         return 1;
 }
 
-int helm_chart_dir(const struct operator_state *op, const struct module *mod, char **ret_dir,
-                   struct ao_error *reterr)
+int chart_dir(const struct operator_state *op, const struct module *mod, char **ret_dir,
+              struct ao_error *reterr)
 {
         *ret_dir = NULL;
         if (exists_as(mod->dir, "Chart.yaml", S_IFREG)) {
@@ -138,8 +138,8 @@ int helm_chart_dir(const struct operator_state *op, const struct module *mod, ch
         return 0;
 }
 
-int helm_values_file(const struct operator_state *op, const struct module *mod, const cJSON *values,
-                     char **ret_path, struct ao_error *reterr)
+int chart_values_file(const struct operator_state *op, const struct module *mod, const cJSON *values,
+                      char **ret_path, struct ao_error *reterr)
 {
         const char *tmp = op->settings->tmp_dir;
         int r = make_dirs(tmp);
@@ -237,8 +237,8 @@ static int compare_names(const void *a, const void *b)
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-int helm_crd_operations(const struct operator_state *op, const struct module *mod, char **ret_text,
-                        struct ao_error *reterr)
+int chart_crd_operations(const struct operator_state *op, const struct module *mod, char **ret_text,
+                         struct ao_error *reterr)
 {
         *ret_text = NULL;
         _cleanup_free_ char *dir = ao_xasprintf("%s/crds", mod->dir);

@@ -26,6 +26,7 @@
 #include "ao/log.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
+#include "ao/object-patch.h"
 #include "internal.h"
 
 /* A call still running this long after HELM_TIMEOUT is killed: helm enforces the timeout itself. */
@@ -79,8 +80,9 @@ struct upgrade_job {
         struct ao_helm_manifest manifest;
         struct ao_helm_revision last;
         uint64_t check_started_usec, upgrade_started_usec;
-        release_done *done;
+        release_upgrade_done *done;
         void *userdata;
+        bool rendered; /* the manifest is the release's: worth watching (release-monitor.c) */
 };
 
 static void job_end(struct upgrade_job *j, const struct ao_error *error)
@@ -88,15 +90,15 @@ static void job_end(struct upgrade_job *j, const struct ao_error *error)
         if (j->values_file)
                 (void) unlink(j->values_file);
         struct operator_state *op = j->op;
-        release_done *done = j->done;
+        release_upgrade_done *done = j->done;
         void *userdata = j->userdata;
+        done(op, !error && j->rendered ? &j->manifest : NULL, error, userdata);
         free(j->activation);
         free(j->chart);
         free(j->values_file);
         free(j->rendered_checksum);
         ao_helm_manifest_clear(&j->manifest);
         free(j);
-        done(op, error, userdata);
 }
 
 static void job_fail(struct upgrade_job *j, int code, const char *message)
@@ -121,22 +123,22 @@ static void job_helm(struct upgrade_job *j, const char *what, char **args, helm_
 static void on_upgraded(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
 {
         struct upgrade_job *j = userdata;
-        metrics_helm_operation(op, j->mod, j->activation, "upgrade",
-                               ao_clock_now_usec() - j->upgrade_started_usec);
+        op_metrics_helm_operation(op, j->mod, j->activation, "upgrade",
+                                  ao_clock_now_usec() - j->upgrade_started_usec);
         if (res->code < 0) {
                 job_fail(j, res->code, res->error);
                 return;
         }
         log_module(j, AO_LOG_INFO, "module '%s': release upgraded (%s)", j->rendered_checksum);
-        helm_monitor_start(op, j->mod, &j->manifest);
+        j->rendered = true;
         job_end(j, NULL);
 }
 
 static void upgrade(struct upgrade_job *j, const char *why)
 {
         struct operator_state *op = j->op;
-        metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
-                               ao_clock_now_usec() - j->check_started_usec);
+        op_metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
+                                  ao_clock_now_usec() - j->check_started_usec);
         log_module(j, AO_LOG_INFO, "module '%s': upgrading its release: %s", why);
         _cleanup_free_ char *labels =
             op->helm->labels ? ao_xasprintf("moduleChecksum=%s", j->rendered_checksum) : NULL;
@@ -166,15 +168,15 @@ static void on_presence(struct operator_state *op, const char *absent, const str
                 return;
         }
         if (!absent) {
-                metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
-                                       ao_clock_now_usec() - j->check_started_usec);
+                op_metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
+                                          ao_clock_now_usec() - j->check_started_usec);
                 log_module(j, AO_LOG_INFO, "module '%s': release unchanged (checksum %s), upgrade skipped",
                            j->rendered_checksum);
-                helm_monitor_start(op, j->mod, &j->manifest);
+                j->rendered = true;
                 job_end(j, NULL);
                 return;
         }
-        metrics_absent_resource(op, j->mod, absent);
+        op_metrics_absent_resource(op, j->mod, absent);
         _cleanup_free_ char *why = ao_xasprintf("%s is missing from the cluster", absent);
         upgrade(j, why);
 }
@@ -187,8 +189,8 @@ static void check_objects(struct upgrade_job *j)
                 on_presence(j->op, NULL, NULL, j);
                 return;
         }
-        if (kube_find_absent(j->op, &j->manifest, kube_config_namespace(j->op), false, on_presence, j, &err) <
-            0)
+        if (cluster_find_absent(j->op, &j->manifest, cluster_config_namespace(j->op), false, on_presence, j,
+                                &err) < 0)
                 on_presence(j->op, NULL, &err, j);
 }
 
@@ -232,6 +234,17 @@ static void on_storage_deleted(const struct ao_error *error, void *userdata)
         upgrade(j, "the pending revision was dropped");
 }
 
+/* Object patch operations of the operator's own (JSON text) to the cluster. */
+static int apply_operations(struct operator_state *op, const char *text, cluster_patches_done *done,
+                            void *userdata, struct ao_error *reterr)
+{
+        struct ao_object_patch_ops ops = {0};
+        int r = ao_object_patch_parse(text, strlen(text), &ops, reterr);
+        if (r >= 0)
+                r = cluster_apply_object_patches(op, &ops, done, userdata, reterr);
+        return r;
+}
+
 /*
  * A revision left pending by an operator that died mid-upgrade blocks every later upgrade
  * ("another operation is in progress"). Its storage object goes; the previous revision stays.
@@ -239,7 +252,7 @@ static void on_storage_deleted(const struct ao_error *error, void *userdata)
 static void drop_pending_revision(struct upgrade_job *j)
 {
         struct operator_state *op = j->op;
-        const char *ns = kube_config_namespace(op);
+        const char *ns = cluster_config_namespace(op);
         if (!op->kube) {
                 upgrade(j, "its last revision is pending");
                 return;
@@ -254,7 +267,7 @@ static void drop_pending_revision(struct upgrade_job *j)
         log_module(j, AO_LOG_WARN, "module '%s': the last revision is %s: deleting its record",
                    j->last.status);
         struct ao_error err = {0};
-        if (kube_apply_object_patches(op, NULL, text, strlen(text), on_storage_deleted, j, &err) < 0)
+        if (apply_operations(op, text, on_storage_deleted, j, &err) < 0)
                 job_fail(j, err.code, err.msg);
 }
 
@@ -277,18 +290,18 @@ static void decide(struct upgrade_job *j)
         if (j->last.revision == 0 || strcmp(status, "uninstalled") == 0) {
                 upgrade(j, "no release yet");
         } else if (strncmp(status, "pending-", 8) == 0) {
-                metrics_helm_redeployed(op, j->mod);
+                op_metrics_helm_redeployed(op, j->mod);
                 drop_pending_revision(j);
         } else if (j->last.revision == 1 && strcmp(status, "failed") == 0) {
                 /* helm cannot upgrade a release that was never deployed: start over. */
-                metrics_helm_redeployed(op, j->mod);
+                op_metrics_helm_redeployed(op, j->mod);
                 log_module(j, AO_LOG_WARN, "module '%s': its only revision %s: uninstalling it first",
                            status);
                 job_helm(j, "uninstall",
                          ao_helm_args_uninstall(j->mod->name, op->settings->helm_timeout_usec),
                          on_failed_release_removed);
         } else if (strcasecmp(status, "deployed") != 0) {
-                metrics_helm_redeployed(op, j->mod);
+                op_metrics_helm_redeployed(op, j->mod);
                 _cleanup_free_ char *why = ao_xasprintf("its last revision is %s", status);
                 upgrade(j, why);
         } else {
@@ -299,7 +312,7 @@ static void decide(struct upgrade_job *j)
 static void on_rendered(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
 {
         struct upgrade_job *j = userdata;
-        metrics_helm_operation(op, j->mod, j->activation, "template", res->wall_usec);
+        op_metrics_helm_operation(op, j->mod, j->activation, "template", res->wall_usec);
         if (res->code < 0) {
                 job_fail(j, res->code, res->error);
                 return;
@@ -359,7 +372,7 @@ static void apply_crds(struct upgrade_job *j)
                 release_state(j);
                 return;
         }
-        int r = helm_crd_operations(op, j->mod, &ops, &err);
+        int r = chart_crd_operations(op, j->mod, &ops, &err);
         if (r < 0) {
                 job_fail(j, err.code, err.msg);
                 return;
@@ -369,22 +382,22 @@ static void apply_crds(struct upgrade_job *j)
                 release_state(j);
                 return;
         }
-        if (kube_apply_object_patches(op, NULL, ops, strlen(ops), on_crds_applied, j, &err) < 0)
+        if (apply_operations(op, ops, on_crds_applied, j, &err) < 0)
                 job_fail(j, err.code, err.msg);
 }
 
 static int helm_binary_upgrade(struct operator_state *op, struct module *mod, const cJSON *values,
-                               const char *activation, release_done *done, void *userdata,
+                               const char *activation, release_upgrade_done *done, void *userdata,
                                struct ao_error *reterr)
 {
         char *chart = NULL;
-        int r = helm_chart_dir(op, mod, &chart, reterr);
+        int r = chart_dir(op, mod, &chart, reterr);
         if (r < 0)
                 return r;
         if (r == 0) {
                 ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"module", mod->name}),
                             "module '%s' has no chart (no Chart.yaml, no templates/): no release", mod->name);
-                done(op, NULL, userdata);
+                done(op, NULL, NULL, userdata);
                 return 0;
         }
         struct upgrade_job *j = ao_xcalloc(1, sizeof(*j));
@@ -394,7 +407,7 @@ static int helm_binary_upgrade(struct operator_state *op, struct module *mod, co
                                   .chart = chart,
                                   .done = done,
                                   .userdata = userdata};
-        if ((r = helm_values_file(op, mod, values, &j->values_file, reterr)) < 0) {
+        if ((r = chart_values_file(op, mod, values, &j->values_file, reterr)) < 0) {
                 free(j->activation);
                 free(j->chart);
                 free(j);
@@ -509,7 +522,7 @@ static int helm_binary_list(struct operator_state *op, release_list_done *done, 
 }
 
 struct status_job {
-        helm_status_done *done;
+        release_status_done *done;
         void *userdata;
 };
 
@@ -527,8 +540,8 @@ static void on_status(struct operator_state *op, const struct ao_helm_result *re
         s.done(op, r < 0 ? NULL : &last, r < 0 ? &err : NULL, s.userdata);
 }
 
-int helm_release_status(struct operator_state *op, const char *release, helm_status_done *done,
-                        void *userdata, struct ao_error *reterr)
+int release_status(struct operator_state *op, const char *release, release_status_done *done, void *userdata,
+                   struct ao_error *reterr)
 {
         struct status_job *s = ao_xcalloc(1, sizeof(*s));
         *s = (struct status_job){done, userdata};
@@ -538,7 +551,7 @@ int helm_release_status(struct operator_state *op, const char *release, helm_sta
         return r;
 }
 
-const struct release_ops helm_binary_ops = {
+const struct release_ops release_helm_ops = {
     .name = "helm",
     .upgrade = helm_binary_upgrade,
     .remove = helm_binary_remove,
@@ -591,12 +604,12 @@ static int detect_version(struct operator_state *op, struct ao_error *reterr)
 
 extern char **environ;
 
-int helm_start(struct operator_state *op, struct ao_error *reterr)
+int release_helm_start(struct operator_state *op, struct ao_error *reterr)
 {
         const struct ao_settings *s = op->settings;
         struct ao_helm_options o = {
             .bin_path = s->helm_bin_path,
-            .namespace = kube_config_namespace(op),
+            .namespace = cluster_config_namespace(op),
             .kube_context = s->kube_context,
             .kubeconfig = s->kube_config,
             .kube_server = s->kube_server,
@@ -608,7 +621,7 @@ int helm_start(struct operator_state *op, struct ao_error *reterr)
         int r = ao_helm_new(op->proc, &o, &op->helm->client, reterr);
         if (r < 0)
                 return r;
-        op->releases = &helm_binary_ops;
+        op->releases = &release_helm_ops;
         if (s->helm3) {
                 op->helm->labels = true;
                 return 0;
@@ -616,12 +629,11 @@ int helm_start(struct operator_state *op, struct ao_error *reterr)
         return detect_version(op, reterr);
 }
 
-void helm_done(struct operator_state *op)
+void release_helm_done(struct operator_state *op)
 {
         if (!op->helm)
                 return;
         ao_helm_free(op->helm->client);
-        helm_monitors_free(op);
         free(op->helm);
         op->helm = NULL;
 }

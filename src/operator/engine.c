@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The task engine: the queues, the one table that says which handler works which task type,
+ * and what happens when a task leaves its queue. Handlers never call each other; they queue
+ * work through tasks.c.
+ */
+#include "ao/log.h"
+#include "ao/queue.h"
+#include "ao/reactor.h"
+#include "internal.h"
+
+typedef void task_handler(struct operator_state *op, struct ao_task *t);
+
+static task_handler *const handlers[_TASK_TYPE_MAX] = {
+    [TASK_GLOBAL_HOOK_RUN] = hook_task_handle,   [TASK_MODULE_HOOK_RUN] = hook_task_handle,
+    [TASK_CONVERGE] = converge_handle,           [TASK_MODULE_RUN] = module_run_handle,
+    [TASK_MODULE_DELETE] = module_delete_handle, [TASK_MODULE_PURGE] = module_purge_handle,
+    [TASK_KUBE_SYNC] = global_sync_handle,
+};
+
+static void handle_task(struct ao_task *t, void *userdata)
+{
+        handlers[ao_task_type(t)](userdata, t);
+}
+
+/* A Synchronization run merged into the one starting now: its binding goes live too. */
+static void unlock_merged_sync(const struct ao_task *t)
+{
+        int type = ao_task_type(t);
+        if (type != TASK_GLOBAL_HOOK_RUN && type != TASK_MODULE_HOOK_RUN)
+                return;
+        const struct hook_task *ht = ao_task_payload(t);
+        if (ht->kube_sync)
+                bindings_unlock(ht->owner, ht->hook, ht->kube_binding);
+}
+
+/* During the start-up converge, say how far it got, at most once a second: "converge: 12/40 tasks". */
+static void log_progress(struct operator_state *op)
+{
+        if (op->first_converge_done || !op->converge_running)
+                return;
+        op->converge_tasks_done++;
+        uint64_t now = ao_clock_now_usec();
+        if (now - op->converge_progress_usec < AO_USEC_PER_SEC)
+                return;
+        op->converge_progress_usec = now;
+        size_t waiting = ao_queue_length(tasks_queue(op, AO_QUEUE_MAIN));
+        ao_log(AO_LOG_INFO, "converge: %zu/%zu tasks", op->converge_tasks_done,
+               op->converge_tasks_done + waiting);
+}
+
+static void on_task_removed(struct ao_task *t, void *userdata)
+{
+        unlock_merged_sync(t);
+        log_progress(userdata);
+}
+
+int engine_start(struct operator_state *op, struct ao_error *reterr)
+{
+        struct ao_queues_options options = {
+            .handler = handle_task,
+            .on_task_removed = on_task_removed,
+            .userdata = op,
+            .backoff_scale = op->settings->retry_delay_scale,
+        };
+        return ao_queues_new(op->reactor, &options, &op->queues, reterr);
+}
