@@ -19,6 +19,7 @@
 
 #include "ao/alloc.h"
 #include "ao/debug-request.h"
+#include "ao/values-store.h"
 #include "internal.h"
 
 static int reply_text(int status, cJSON **ret_body, const char *text)
@@ -75,7 +76,7 @@ static int global_route(struct operator_state *op, enum ao_debug_route route, cJ
         cJSON *section = NULL;
         int r;
         if (route == AO_DEBUG_GLOBAL_PATCHES) {
-                *ret_body = cJSON_Duplicate(op->values.global_patches, true);
+                *ret_body = cJSON_Duplicate(ao_values_store_patches(op->values, op->global.values), true);
                 return 200;
         }
         if (route == AO_DEBUG_GLOBAL_SNAPSHOTS) {
@@ -83,9 +84,9 @@ static int global_route(struct operator_state *op, enum ao_debug_route route, cJ
                 return 200;
         }
         if (route == AO_DEBUG_GLOBAL_VALUES)
-                r = values_global(&op->values, &section, &err);
+                r = ao_values_store_values(op->values, op->global.values, &section, &err);
         else
-                r = values_global_config(&op->values, &section, &err);
+                r = ao_values_store_config_values(op->values, op->global.values, &section, &err);
         if (r < 0)
                 return reply_text(500, ret_body, err.msg);
         *ret_body = wrapped("global", section);
@@ -115,7 +116,7 @@ static int module_route(struct operator_state *op, const struct ao_debug_request
         if (!mod)
                 return reply_text(404, ret_body, "no such module\n");
         if (req->route == AO_DEBUG_MODULE_PATCHES) {
-                *ret_body = cJSON_Duplicate(mod->patches, true);
+                *ret_body = cJSON_Duplicate(ao_values_store_patches(op->values, mod->owner.values), true);
                 return 200;
         }
         if (req->route == AO_DEBUG_MODULE_SNAPSHOTS) {
@@ -125,11 +126,12 @@ static int module_route(struct operator_state *op, const struct ao_debug_request
         bool values = req->route == AO_DEBUG_MODULE_VALUES;
         struct ao_error err = {0};
         cJSON *section = NULL, *global = NULL;
-        int r = values ? values_module(&op->values, &op->modules, mod, &section, &err)
-                       : values_module_config(&op->values, &op->modules, mod, &section, &err);
+        struct ao_values_section *own = mod->owner.values, *global_section = op->global.values;
+        int r = values ? ao_values_store_values(op->values, own, &section, &err)
+                       : ao_values_store_config_values(op->values, own, &section, &err);
         if (r >= 0 && req->global)
-                r = values ? values_global(&op->values, &global, &err)
-                           : values_global_config(&op->values, &global, &err);
+                r = values ? ao_values_store_values(op->values, global_section, &global, &err)
+                           : ao_values_store_config_values(op->values, global_section, &global, &err);
         if (r < 0) {
                 cJSON_Delete(section);
                 return reply_text(500, ret_body, err.msg);

@@ -11,7 +11,7 @@
 #include "ao/hook-run.h"
 #include "ao/log.h"
 #include "ao/object-patch.h"
-#include "ao/values.h"
+#include "ao/values-store.h"
 #include "internal.h"
 
 struct call {
@@ -126,27 +126,6 @@ static void on_hook_done(struct ao_hook_outcome *o, void *userdata)
         apply_local(c);
 }
 
-int hook_documents(struct operator_state *op, const struct module *mod, const char *const *enabled,
-                   cJSON **ret_values, cJSON **ret_config, struct ao_error *reterr)
-{
-        cJSON *global = NULL, *global_config = NULL, *section = NULL, *section_config = NULL;
-        int r = values_global(&op->values, &global, reterr);
-        if (r >= 0)
-                r = values_global_config(&op->values, &global_config, reterr);
-        if (r >= 0 && mod)
-                r = values_module(&op->values, &op->modules, mod, &section, reterr);
-        if (r >= 0 && mod)
-                r = values_module_config(&op->values, &op->modules, mod, &section_config, reterr);
-        if (r >= 0) {
-                const char *key = mod ? mod->values_key : NULL;
-                *ret_values = ao_values_document(global, key, section, enabled);
-                *ret_config = ao_values_document(global_config, key, section_config, NULL);
-        }
-        cJSON_Delete(global), cJSON_Delete(global_config), cJSON_Delete(section),
-            cJSON_Delete(section_config);
-        return r;
-}
-
 static struct call *call_new(struct operator_state *op, struct hook_owner *owner, struct ao_hook *hook,
                              const struct hook_run_info *info, hook_call_done *done, void *userdata)
 {
@@ -171,8 +150,9 @@ int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hoo
         struct ao_error err = {0};
         struct module *mod = owner->module;
         cJSON *values = NULL, *config = NULL;
-        int r = hook_documents(op, mod, mod ? (const char *const *) op->enabled_modules : NULL, &values,
-                               &config, &err);
+        int r = ao_values_store_hook_documents(op->values, owner->values,
+                                               mod ? (const char *const *) op->enabled_modules : NULL,
+                                               &values, &config, &err);
         if (r >= 0) {
                 struct call *c = call_new(op, owner, hook, info, done, userdata);
                 struct ao_hook_run_request req = {

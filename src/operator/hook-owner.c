@@ -26,7 +26,7 @@ void hook_owner_done(struct hook_owner *o)
 {
         ao_hooks_free(o->hooks, o->n_hooks);
         free(o->throttles);
-        *o = (struct hook_owner){.module = o->module};
+        *o = (struct hook_owner){.module = o->module, .values = o->values};
 }
 
 const char *hook_owner_module_name(const struct hook_owner *o)

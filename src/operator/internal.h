@@ -9,7 +9,6 @@
  *   hook-owner.c       the hooks of one owner (global or a module) and their throttles
  *   modules.c          the module directories: names, order, values.yaml files, schemas
  *   config-file.c      the config file store (ao_config_file: config-file.h), watched with inotify
- *   values-store.c     global and module values: layers, stored patches, what hooks may change
  *   op-metrics.c       the operator's metric families and what it observes
  *   tasks.c            every task type's payload and constructor, and the idempotent requests
  *                      ("request a converge", "request a module run", hook runs in order)
@@ -57,6 +56,9 @@ struct ao_reactor;
 struct ao_schedule;
 struct ao_schedule_entry;
 struct ao_schema;
+struct ao_values_section;
+struct ao_values_store;
+struct module_files;
 struct ao_shutdown;
 struct ao_sandbox_profiles;
 struct operator_state;
@@ -84,8 +86,9 @@ struct sync_waiter;
  * both, so that no code asks "module or global?" to find a hook's throttle, schedules or monitors.
  */
 struct hook_owner {
-        struct module *module; /* NULL: the global hooks */
-        struct ao_hook *hooks; /* owned, once loaded */
+        struct module *module;            /* NULL: the global hooks */
+        struct ao_values_section *values; /* its values section (owned by the values store) */
+        struct ao_hook *hooks;            /* owned, once loaded */
         size_t n_hooks;
         bool loaded;
         struct ao_throttle *throttles;  /* owned: one per hook (executionMinPeriod, executionBurst) */
@@ -112,16 +115,14 @@ struct module {
         char *dir;         /* owned: the module directory */
         char *hooks_root;  /* owned: <dir>/hooks */
         uint32_t order;
-        struct cJSON *own_values; /* owned: the <key> section of the module's values.yaml, or NULL */
-        int own_enabled;          /* <key>Enabled from the module's values.yaml: -1 unset, 0, 1 */
-        struct ao_schema *schema; /* owned: <dir>/openapi */
-        char *enabled_script;     /* owned: <dir>/enabled when it exists, else NULL */
+        char *enabled_script; /* owned: <dir>/enabled when it exists, else NULL */
+        struct module_files
+            *files; /* owned: its values.yaml and openapi/ until the values store takes them */
 
         /* runtime */
         struct hook_owner owner;         /* its hooks, once loaded */
         bool enabled;                    /* by the last discovery */
         bool started;                    /* a module run succeeded since it was enabled: onStartup done */
-        struct cJSON *patches;           /* owned: stored memory patch operations (array) */
         bool crds_applied;               /* crds/ went to the cluster since the module was enabled */
         unsigned busy;                   /* its module run or hooks running now (the release monitor waits) */
         struct release_monitor *monitor; /* owned: release auto-healing (release-monitor.c), with a cluster */
@@ -130,74 +131,17 @@ struct module {
 struct modules {
         struct module *items; /* owned, sorted by (order, name) */
         size_t n;
-        struct cJSON *
-            *common_values; /* owned: each MODULES_DIR's values.yaml (or {}), in MODULES_DIR order */
-        size_t n_common_values;
 };
 
-/** Find the modules under every MODULES_DIR directory; errors name the directory or file. */
-int modules_load(const struct ao_settings *settings, struct modules *ret, struct ao_error *reterr);
+/**
+ * Find the modules under every MODULES_DIR directory and give their values (the common
+ * values.yaml files, each module's values.yaml section, enabled flag and openapi/ schema) to
+ * @values, one section per module in run order; errors name the directory or file.
+ */
+int modules_load(const struct ao_settings *settings, struct ao_values_store *values, struct modules *ret,
+                 struct ao_error *reterr);
 void modules_done(struct modules *m);
 struct module *modules_find(struct modules *m, const char *name);
-
-/* ---- values ----------------------------------------------------------------------------------- */
-
-struct values_store {
-        struct cJSON **global_layers; /* borrowed from modules.common_values' "global" sections */
-        size_t n_global_layers;
-        struct ao_schema *global_schema; /* owned: $GLOBAL_HOOKS_DIR/openapi */
-        struct cJSON *global_patches;    /* owned: stored memory patches of global hooks */
-        struct cJSON *dynamic_enabled;   /* owned: {"<key>Enabled": bool} set by global hooks */
-        struct cJSON *config;            /* owned: the parsed config data (config-data.h) */
-};
-
-int values_store_init(struct values_store *vs, const struct ao_settings *settings, const struct modules *m,
-                      struct ao_error *reterr);
-void values_store_done(struct values_store *vs);
-
-/** Merged global values, config values, a module's merged and config values (new objects). */
-int values_global(const struct values_store *vs, struct cJSON **ret, struct ao_error *reterr);
-int values_global_config(const struct values_store *vs, struct cJSON **ret, struct ao_error *reterr);
-int values_module(const struct values_store *vs, const struct modules *m, const struct module *mod,
-                  struct cJSON **ret, struct ao_error *reterr);
-int values_module_config(const struct values_store *vs, const struct modules *m, const struct module *mod,
-                         struct cJSON **ret, struct ao_error *reterr);
-
-/** Canonical text of everything a section depends on (change detection). malloc'd. */
-char *values_global_checksum(const struct values_store *vs);
-char *values_module_checksum(const struct values_store *vs, const struct modules *m,
-                             const struct module *mod);
-
-/**
- * A module's enabled flag from the static files, global hooks and the config, in that order
- * (the enabled script comes after): 1 or 0.
- */
-int values_module_enabled_flag(const struct values_store *vs, const struct modules *m,
-                               const struct module *mod);
-
-/**
- * Apply a hook's memory patch (@ops, already scope-checked) for @mod (NULL: global): on a copy of the
- * merged values, validated against the values schema; on success the operations are stored.
- * Errors say what the schema refused.
- */
-int values_apply_patch(struct values_store *vs, const struct modules *m, struct module *mod,
-                       const struct cJSON *ops, struct ao_error *reterr);
-
-/** Whether values_apply_patch() would succeed; changes nothing. */
-int values_check_patch(struct values_store *vs, const struct modules *m, struct module *mod,
-                       const struct cJSON *ops, struct ao_error *reterr);
-/** What a values patch of @mod (NULL: global) may change, saved to go back to with values_undo(). */
-struct values_undo *values_undo_point(struct values_store *vs, struct module *mod);
-void values_undo(struct values_store *vs, struct values_undo *u);
-void values_undo_drop(struct values_undo *u);
-
-/** Apply a config patch to the config section of @mod (NULL: global), validated; returns the new section. */
-int values_apply_config_patch(struct values_store *vs, const struct modules *m, const struct module *mod,
-                              const struct cJSON *ops, struct cJSON **ret_section, struct ao_error *reterr);
-
-/** Validate all config sections (start-up: a failure is fatal); errors list every violation. */
-int values_validate_config(const struct values_store *vs, const struct modules *m, const struct cJSON *config,
-                           struct ao_error *reterr);
 
 /* ---- the operator ----------------------------------------------------------------------------- */
 
@@ -223,7 +167,7 @@ struct operator_state {
         struct hook_owner global; /* the global hooks */
 
         struct modules modules;
-        struct values_store values;
+        struct ao_values_store *values;   /* owned: every values section (values-store.h) */
         char **enabled_modules;           /* owned, NULL-terminated: enabled modules in run order */
         struct ao_metrics *metrics;       /* owned: the operator's metrics (/metrics) */
         struct ao_metrics *hook_metrics;  /* owned: metrics hooks write (/metrics/hooks) */
@@ -576,10 +520,10 @@ struct checked_outputs {
 int run_outputs_check(struct operator_state *op, struct hook_owner *owner, const struct ao_hook *hook,
                       struct ao_hook_outcome *o, struct checked_outputs *ret, struct ao_error *reterr);
 /**
- * Apply what stays in the operator, in this order: the values patch, the config patch (the
- * config file or the ConfigMap, then memory), the metric operations. Each patch is checked
- * again as it is applied (object patches may have gone to the cluster since run_outputs_check());
- * a config that cannot be stored takes the values patch back, so a failure changes nothing.
+ * Apply what stays in the operator, in this order: the config patch persisted (the config file
+ * or the ConfigMap), the values patch, the config section in memory, the metric operations.
+ * Each patch is checked again as it is applied (object patches may have gone to the cluster
+ * since run_outputs_check()); a config that cannot be persisted fails before anything changed.
  */
 int run_outputs_apply_local(struct operator_state *op, struct hook_owner *owner, const struct ao_hook *hook,
                             const struct checked_outputs *c, struct hook_call_effects *ret,
@@ -601,14 +545,6 @@ typedef void hook_call_done(struct operator_state *op, bool ok, const struct hoo
 int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hook *hook,
               const struct hook_run_info *info, const struct cJSON *contexts, hook_call_done *done,
               void *userdata);
-/**
- * The VALUES_PATH and CONFIG_VALUES_PATH documents of a run for @owner: global hooks get
- * {"global": ...}, module hooks the global section and their own, with enabledModules from
- * @enabled (NULL: none; a module hook run gets the current enabled modules).
- */
-int hook_documents(struct operator_state *op, const struct module *mod, const char *const *enabled,
-                   struct cJSON **ret_values, struct cJSON **ret_config, struct ao_error *reterr);
-
 /* ---- the handlers: hook-task.c, converge.c, module-run.c, global-sync.c ------------------------------ */
 
 void hook_task_handle(struct operator_state *op, struct ao_task *t);

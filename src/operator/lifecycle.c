@@ -22,7 +22,9 @@
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
 #include "ao/schedule.h"
+#include "ao/schema.h"
 #include "ao/shutdown.h"
+#include "ao/values-store.h"
 #include "ao/yaml.h"
 #include "internal.h"
 
@@ -74,15 +76,15 @@ static void on_config_change(const cJSON *data, void *userdata)
 {
         struct operator_state *op = userdata;
         struct ao_error err = {0};
-        if (values_validate_config(&op->values, &op->modules, data, &err) < 0) {
+        if (ao_values_store_validate_config(op->values, data, &err) < 0) {
                 /* As documented: an invalid config is logged, the previous one stays, nothing runs. */
                 ao_log(AO_LOG_ERROR, "%s changed but is invalid, keeping the previous config: %s",
                        config_source(op), err.msg);
                 op_metrics_config_error(op);
                 return;
         }
-        cJSON *old = op->values.config;
-        op->values.config = cJSON_Duplicate(data, true);
+        cJSON *old = cJSON_Duplicate(ao_values_store_config(op->values), true);
+        ao_values_store_set_config(op->values, data);
         if (needs_reload(old, data)) {
                 ao_log(AO_LOG_INFO, "config changed: global values or enabled flags, reloading all modules");
                 tasks_request_converge(op, "ConfigChanged");
@@ -114,8 +116,7 @@ static int open_config_map(struct operator_state *op, struct ao_error *reterr)
         int r = cluster_config_map_open(op, on_config_change, on_config_invalid, reterr);
         if (r < 0)
                 return r;
-        cJSON_Delete(op->values.config);
-        op->values.config = cJSON_Duplicate(ao_config_map_data(op->config_map), true);
+        ao_values_store_set_config(op->values, ao_config_map_data(op->config_map));
         ao_log(AO_LOG_INFO, "config: ConfigMap %s (watched)", ao_config_map_name(op->config_map));
         return 0;
 }
@@ -136,13 +137,25 @@ static int open_config(struct operator_state *op, struct ao_error *reterr)
         int r = ao_config_file_open(op->reactor, &options, &op->config_file, reterr);
         if (r < 0)
                 return r;
-        cJSON_Delete(op->values.config);
-        op->values.config = cJSON_Duplicate(ao_config_file_data(op->config_file), true);
+        ao_values_store_set_config(op->values, ao_config_file_data(op->config_file));
         ao_log(AO_LOG_INFO, "config: '%s' (watched)", path);
         return 0;
 }
 
 /* ---- start-up --------------------------------------------------------------------------------- */
+
+/* The values store with the global section's schema; the modules add theirs. */
+static int values_open(struct operator_state *op, struct ao_error *reterr)
+{
+        op->values = ao_values_store_new();
+        op->global.values = ao_values_store_global(op->values);
+        _cleanup_free_ char *openapi = ao_xasprintf("%s/openapi", op->settings->global_hooks_dir);
+        struct ao_schema *schema = NULL;
+        if (ao_schema_load_dir(openapi, &schema, reterr) < 0)
+                return ao_error_prefix(reterr, "global values");
+        ao_values_store_set_global_schema_take(op->values, schema);
+        return 0;
+}
 
 /* One line per hook: what it is bound to, so a user sees at once that their configuration was read. */
 static void log_hook_bindings(const struct operator_state *op, const struct ao_hook *hook)
@@ -277,9 +290,9 @@ int lifecycle_start(struct operator_state *op)
         struct ao_error err = {0};
         op->state_dir = s->state_dir[0] ? ao_xstrdup(s->state_dir) : ao_xasprintf("%s/state", s->tmp_dir);
         op->releases = &release_local_ops;
-        int r = modules_load(s, &op->modules, &err);
+        int r = values_open(op, &err);
         if (r >= 0)
-                r = values_store_init(&op->values, s, &op->modules, &err);
+                r = modules_load(s, op->values, &op->modules, &err);
         if (r >= 0)
                 r = op_metrics_init(op) < 0 ? ao_error_set(&err, -EIO, "metrics: cannot start the timers")
                                             : 0;
@@ -298,7 +311,7 @@ int lifecycle_start(struct operator_state *op)
         if (r >= 0)
                 r = open_config(op, &err);
         if (r >= 0)
-                r = values_validate_config(&op->values, &op->modules, op->values.config, &err);
+                r = ao_values_store_validate_config(op->values, ao_values_store_config(op->values), &err);
         if (r >= 0) {
                 log_modules(&op->modules);
                 r = load_global_hooks(op, &err);
@@ -332,7 +345,7 @@ void lifecycle_done(struct operator_state *op)
         op->config_file = ao_config_file_free(op->config_file);
         hook_owner_done(&op->global);
         modules_done(&op->modules);
-        values_store_done(&op->values);
+        op->values = ao_values_store_free(op->values);
         for (char **p = op->enabled_modules; p && *p; p++)
                 free(*p);
         free(op->enabled_modules);

@@ -20,7 +20,7 @@
 #include "ao/log.h"
 #include "ao/reactor.h"
 #include "ao/schema.h"
-#include "ao/values.h"
+#include "ao/values-store.h"
 #include "internal.h"
 
 enum step {
@@ -255,25 +255,14 @@ static void on_released(struct operator_state *op, struct ao_helm_manifest *rend
 static int release(struct module_job *j, struct ao_error *reterr)
 {
         struct operator_state *op = j->op;
-        cJSON *global = NULL, *section = NULL;
-        int r = values_global(&op->values, &global, reterr);
-        if (r >= 0)
-                r = values_module(&op->values, &op->modules, j->mod, &section, reterr);
-        char *errors = NULL;
-        if (r >= 0 && j->mod->schema &&
-            ao_schema_validate(j->mod->schema, AO_SCHEMA_HELM, j->mod->values_key, section, &errors) < 0) {
-                r = ao_error_set(reterr, -EINVAL, "values are not ready for helm: %s", errors ? errors : "");
-                free(errors);
-        }
+        cJSON *doc = NULL;
+        int r = ao_values_store_helm_document(op->values, j->mod->owner.values, &doc, reterr);
         if (r >= 0) {
                 const struct module_task *mt = ao_task_payload(j->task);
-                cJSON *doc = ao_values_document(global, j->mod->values_key, section, NULL);
                 j->helm_started_usec = ao_clock_now_usec();
                 r = op->releases->upgrade(op, j->mod, doc, mt->activation, on_released, j, reterr);
                 cJSON_Delete(doc);
         }
-        cJSON_Delete(global);
-        cJSON_Delete(section);
         return r;
 }
 
@@ -297,8 +286,7 @@ static void enter_step(struct module_job *j, enum step s)
         if (type >= 0)
                 select_hooks(j, type);
         if (s == STEP_AFTER_HELM)
-                j->checksum_before_after_helm =
-                    values_module_checksum(&j->op->values, &j->op->modules, j->mod);
+                j->checksum_before_after_helm = ao_values_store_checksum(j->op->values, j->mod->owner.values);
 }
 
 static void module_run_done(struct module_job *j)
@@ -306,7 +294,7 @@ static void module_run_done(struct module_job *j)
         struct module *mod = j->mod;
         mod->started = true;
         schedules_enable(j->op, &mod->owner);
-        _cleanup_free_ char *after = values_module_checksum(&j->op->values, &j->op->modules, mod);
+        _cleanup_free_ char *after = ao_values_store_checksum(j->op->values, mod->owner.values);
         if (strcmp(after, j->checksum_before_after_helm) != 0 && !tasks_module_run_pending(j->op, mod)) {
                 ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
                             "module '%s': afterHelm hooks changed its values, running it again", mod->name);
@@ -325,8 +313,7 @@ static void module_deleted(struct module_job *j)
         mod->started = false;
         mod->crds_applied = false;
         release_monitor_stop(j->op, mod);
-        cJSON_Delete(mod->patches);
-        mod->patches = cJSON_CreateArray();
+        ao_values_store_reset_patches(j->op->values, mod->owner.values);
         op_metrics_module_gone(j->op, mod->name);
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s' deleted", mod->name);
         job_finish(j, AO_TASK_SUCCESS);

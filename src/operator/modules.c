@@ -15,9 +15,26 @@
 #include "ao/alloc.h"
 #include "ao/log.h"
 #include "ao/schema.h"
+#include "ao/values-store.h"
 #include "ao/values.h"
 #include "ao/yaml.h"
 #include "internal.h"
+
+/* What a module directory holds for the values store, until modules_load() hands it over. */
+struct module_files {
+        cJSON *own_values;        /* the <key> section of the module's values.yaml, or NULL */
+        int own_enabled;          /* <key>Enabled from the module's values.yaml: -1 unset, 0, 1 */
+        struct ao_schema *schema; /* <dir>/openapi */
+};
+
+static void module_files_free(struct module_files *f)
+{
+        if (!f)
+                return;
+        cJSON_Delete(f->own_values);
+        ao_schema_free(f->schema);
+        free(f);
+}
 
 static bool is_dir(const char *path)
 {
@@ -32,18 +49,16 @@ static void module_done(struct module *mod)
         free(mod->enabled_key);
         free(mod->dir);
         free(mod->hooks_root);
-        cJSON_Delete(mod->own_values);
-        ao_schema_free(mod->schema);
+        module_files_free(mod->files);
         free(mod->enabled_script);
         hook_owner_done(&mod->owner);
-        cJSON_Delete(mod->patches);
 }
 
 /*
  * The module's own values.yaml: only its section and its enabled flag count. A missing file is an
  * empty one, unless STRICT_CHECK_VALUES_MODE_ENABLED asks for one in every module.
  */
-static int load_own_values(struct module *mod, bool strict, struct ao_error *reterr)
+static int load_own_values(struct module *mod, struct module_files *f, bool strict, struct ao_error *reterr)
 {
         _cleanup_free_ char *path = ao_xasprintf("%s/values.yaml", mod->dir);
         if (strict && access(path, F_OK) < 0 && errno == ENOENT)
@@ -54,20 +69,20 @@ static int load_own_values(struct module *mod, bool strict, struct ao_error *ret
         int r = ao_values_file_load(path, &doc, reterr);
         if (r < 0)
                 return r;
-        mod->own_values = cJSON_DetachItemFromObjectCaseSensitive(doc, mod->values_key);
-        if (mod->own_values && !cJSON_IsObject(mod->own_values) && !cJSON_IsNull(mod->own_values)) {
+        f->own_values = cJSON_DetachItemFromObjectCaseSensitive(doc, mod->values_key);
+        if (f->own_values && !cJSON_IsObject(f->own_values) && !cJSON_IsNull(f->own_values)) {
                 cJSON_Delete(doc);
                 return ao_error_set(reterr, -EINVAL, "%s: '%s' must be a mapping", path, mod->values_key);
         }
         const cJSON *flag = cJSON_GetObjectItemCaseSensitive(doc, mod->enabled_key);
-        mod->own_enabled = -1;
+        f->own_enabled = -1;
         if (flag && !cJSON_IsBool(flag)) {
                 cJSON_Delete(doc);
                 return ao_error_set(reterr, -EINVAL, "%s: '%s' must be true or false", path,
                                     mod->enabled_key);
         }
         if (flag)
-                mod->own_enabled = cJSON_IsTrue(flag);
+                f->own_enabled = cJSON_IsTrue(flag);
         cJSON_Delete(doc);
         return 0;
 }
@@ -86,16 +101,16 @@ static int module_init(struct module *mod, const char *parent, const char *entry
             .enabled_key = n.enabled_key,
             .order = n.order,
             .dir = ao_xasprintf("%s/%s", parent, entry),
-            .patches = cJSON_CreateArray(),
+            .files = ao_xcalloc(1, sizeof(struct module_files)),
         };
         mod->hooks_root = ao_xasprintf("%s/hooks", mod->dir);
         _cleanup_free_ char *script = ao_xasprintf("%s/enabled", mod->dir);
         if (access(script, F_OK) == 0)
                 mod->enabled_script = TAKE_PTR(script);
-        if ((r = load_own_values(mod, settings->strict_check_values_mode, reterr)) < 0)
+        if ((r = load_own_values(mod, mod->files, settings->strict_check_values_mode, reterr)) < 0)
                 return r;
         _cleanup_free_ char *openapi = ao_xasprintf("%s/openapi", mod->dir);
-        if ((r = ao_schema_load_dir(openapi, &mod->schema, reterr)) < 0)
+        if ((r = ao_schema_load_dir(openapi, &mod->files->schema, reterr)) < 0)
                 return ao_error_prefix(reterr, "module '%s'", mod->name);
         return 0;
 }
@@ -108,22 +123,22 @@ static int compare_modules(const void *a, const void *b)
         return strcmp(x->name, y->name);
 }
 
-static int add_common_values(struct modules *m, const char *dir, struct ao_error *reterr)
+/* The values.yaml beside the modules: the store keeps them in MODULES_DIR order. */
+static int add_common_values(struct ao_values_store *values, const char *dir, struct ao_error *reterr)
 {
         _cleanup_free_ char *path = ao_xasprintf("%s/values.yaml", dir);
         cJSON *doc = NULL;
         int r = ao_values_file_load(path, &doc, reterr);
         if (r < 0)
                 return r;
-        m->common_values = ao_xreallocarray(m->common_values, m->n_common_values + 1, sizeof(cJSON *));
-        m->common_values[m->n_common_values++] = doc;
+        ao_values_store_add_common_take(values, doc);
         return 0;
 }
 
-static int scan_dir(struct modules *m, const char *dir, const struct ao_settings *settings,
-                    struct ao_error *reterr)
+static int scan_dir(struct modules *m, struct ao_values_store *values, const char *dir,
+                    const struct ao_settings *settings, struct ao_error *reterr)
 {
-        int r = add_common_values(m, dir, reterr);
+        int r = add_common_values(values, dir, reterr);
         if (r < 0)
                 return r;
         DIR *d = opendir(dir);
@@ -168,12 +183,26 @@ static int check_unique(const struct modules *m, struct ao_error *reterr)
         return 0;
 }
 
-int modules_load(const struct ao_settings *settings, struct modules *ret, struct ao_error *reterr)
+/* Each module's section, in run order; the owner of its hooks reads and writes it there. */
+static void add_sections(struct modules *m, struct ao_values_store *values)
+{
+        for (size_t i = 0; i < m->n; i++) {
+                struct module *mod = &m->items[i];
+                struct module_files *f = TAKE_PTR(mod->files);
+                mod->owner.values = ao_values_store_add_module_take(values, mod->values_key, mod->enabled_key,
+                                                                    TAKE_PTR(f->own_values), f->own_enabled,
+                                                                    TAKE_PTR(f->schema));
+                module_files_free(f);
+        }
+}
+
+int modules_load(const struct ao_settings *settings, struct ao_values_store *values, struct modules *ret,
+                 struct ao_error *reterr)
 {
         struct modules m = {0};
         int r = 0;
         for (char **dir = settings->modules_dirs; r >= 0 && dir && *dir; dir++)
-                r = scan_dir(&m, *dir, settings, reterr);
+                r = scan_dir(&m, values, *dir, settings, reterr);
         if (r >= 0)
                 r = check_unique(&m, reterr);
         if (r < 0) {
@@ -185,6 +214,7 @@ int modules_load(const struct ao_settings *settings, struct modules *ret, struct
         /* Items stay where they are from now on: each owner points back at its module. */
         for (size_t i = 0; i < m.n; i++)
                 m.items[i].owner.module = &m.items[i];
+        add_sections(&m, values);
         *ret = m;
         return 0;
 }
@@ -194,9 +224,6 @@ void modules_done(struct modules *m)
         for (size_t i = 0; i < m->n; i++)
                 module_done(&m->items[i]);
         free(m->items);
-        for (size_t i = 0; i < m->n_common_values; i++)
-                cJSON_Delete(m->common_values[i]);
-        free(m->common_values);
         *m = (struct modules){0};
 }
 

@@ -4,7 +4,8 @@
  * applied: the values patch against the values schema, the config patch against the config
  * schema, the object patches parsed and their kinds resolved. Then they are applied in a fixed
  * order: object patches (the only ones that can fail far away: hook-call.c sends them first),
- * the values patch, the config patch, the metric operations. A run that fails anywhere changes
+ * the config patch persisted, the values patch, the config patch in memory, the metric
+ * operations. A run that fails anywhere changes
  * nothing here, so its retry applies its patches exactly once.
  */
 #include <cjson/cJSON.h>
@@ -17,6 +18,7 @@
 #include "ao/log.h"
 #include "ao/metric-ops.h"
 #include "ao/object-patch.h"
+#include "ao/values-store.h"
 #include "internal.h"
 
 void run_outputs_done(struct checked_outputs *c)
@@ -60,11 +62,11 @@ int run_outputs_check(struct operator_state *op, struct hook_owner *owner, const
         o->metrics = (struct ao_metric_ops){0};
         int r = 0;
         if (ret->values_patch)
-                r = values_check_patch(&op->values, &op->modules, owner->module, ret->values_patch, reterr);
+                r = ao_values_store_check_patch(op->values, owner->values, ret->values_patch, reterr);
         if (r >= 0 && ret->config_patch) {
                 cJSON *section = NULL;
-                r = values_apply_config_patch(&op->values, &op->modules, owner->module, ret->config_patch,
-                                              &section, reterr);
+                r = ao_values_store_check_config_patch(op->values, owner->values, ret->config_patch, &section,
+                                                       reterr);
                 cJSON_Delete(section);
         }
         if (r >= 0)
@@ -73,51 +75,44 @@ int run_outputs_check(struct operator_state *op, struct hook_owner *owner, const
 }
 
 /*
- * Persist a config patch's result: the config file or the ConfigMap, and the in-memory copy. The
- * ConfigMap gets the patch's operations rather than the section they made, so that an edit of the
- * section stored meanwhile by someone else is patched, not overwritten (ao_config_map_patch()).
+ * Persist a config patch's result in the config file or the ConfigMap. The ConfigMap gets the
+ * patch's operations rather than the section they made, so that an edit of the section stored
+ * meanwhile by someone else is patched, not overwritten (ao_config_map_patch()).
  */
-static int store_config_section(struct operator_state *op, const char *key, const cJSON *ops, cJSON *section,
-                                struct ao_error *reterr)
+static int persist_config_section(struct operator_state *op, const char *key, const cJSON *ops,
+                                  const cJSON *section, struct ao_error *reterr)
 {
-        int r = 0;
         if (op->config_file)
-                r = ao_config_file_set(op->config_file, key, section, reterr);
-        else if (op->config_map)
-                r = ao_config_map_patch(op->config_map, key, ops, reterr);
-        if (r < 0) {
-                cJSON_Delete(section);
-                return r;
-        }
-        cJSON_DeleteItemFromObjectCaseSensitive(op->values.config, key);
-        cJSON_AddItemToObject(op->values.config, key, section);
+                return ao_config_file_set(op->config_file, key, section, reterr);
+        if (op->config_map)
+                return ao_config_map_patch(op->config_map, key, ops, reterr);
         return 0;
 }
 
-static int apply_config_patch(struct operator_state *op, struct hook_owner *owner, const cJSON *ops,
-                              struct ao_error *reterr)
-{
-        struct module *mod = owner->module;
-        cJSON *section = NULL;
-        int r = values_apply_config_patch(&op->values, &op->modules, mod, ops, &section, reterr);
-        if (r >= 0)
-                r = store_config_section(op, mod ? mod->values_key : "global", ops, section, reterr);
-        return r;
-}
-
-/* The values patch, then the config patch; a config that cannot be stored takes the values patch back. */
+/*
+ * The patches, in the order that keeps a failure harmless: the config section is computed and
+ * persisted first (the only step that can fail on its own: a file write, a ConfigMap write that
+ * cannot be queued), then the values patch is stored, then the config section replaces the old
+ * one in memory. Both patches were checked against the config as it was before the run, so the
+ * values patch lands before the new section does.
+ */
 static int apply_patches(struct operator_state *op, struct hook_owner *owner, const struct checked_outputs *c,
                          struct ao_error *reterr)
 {
-        struct values_undo *undo = c->config_patch ? values_undo_point(&op->values, owner->module) : NULL;
+        cJSON *section = NULL;
         int r = 0;
-        if (c->values_patch)
-                r = values_apply_patch(&op->values, &op->modules, owner->module, c->values_patch, reterr);
-        if (r >= 0 && c->config_patch && (r = apply_config_patch(op, owner, c->config_patch, reterr)) < 0) {
-                values_undo(&op->values, undo);
-                undo = NULL;
+        if (c->config_patch) {
+                r = ao_values_store_check_config_patch(op->values, owner->values, c->config_patch, &section,
+                                                       reterr);
+                if (r >= 0)
+                        r = persist_config_section(op, ao_values_section_key(owner->values), c->config_patch,
+                                                   section, reterr);
         }
-        values_undo_drop(undo);
+        if (r >= 0 && c->values_patch)
+                r = ao_values_store_apply_patch(op->values, owner->values, c->values_patch, reterr);
+        if (r >= 0 && section)
+                ao_values_store_set_config_section_take(op->values, owner->values, TAKE_PTR(section));
+        cJSON_Delete(section);
         return r;
 }
 
@@ -125,8 +120,8 @@ static int apply_patches(struct operator_state *op, struct hook_owner *owner, co
 static void values_checksums(struct operator_state *op, const struct hook_owner *owner, char **ret_global,
                              char **ret_module)
 {
-        *ret_global = values_global_checksum(&op->values);
-        *ret_module = owner->module ? values_module_checksum(&op->values, &op->modules, owner->module) : NULL;
+        *ret_global = ao_values_store_checksum(op->values, op->global.values);
+        *ret_module = owner->module ? ao_values_store_checksum(op->values, owner->values) : NULL;
 }
 
 static bool differ(const char *a, const char *b)
