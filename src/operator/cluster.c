@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ao/alloc.h"
 #include "ao/binding-context.h"
@@ -483,6 +484,37 @@ static void on_patch_job_done(const struct ao_error *error, void *userdata)
         done(error, ud);
 }
 
+static bool creates(enum ao_object_patch_type t)
+{
+        return t == AO_OBJECT_PATCH_CREATE || t == AO_OBJECT_PATCH_CREATE_OR_UPDATE ||
+               t == AO_OBJECT_PATCH_CREATE_IF_NOT_EXISTS;
+}
+
+static bool names_kind(const cJSON *names, const char *field, const char *kind)
+{
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(names, field);
+        return cJSON_IsString(v) && strcasecmp(v->valuestring, kind) == 0;
+}
+
+/*
+ * Whether an earlier operation of the batch creates the CustomResourceDefinition of @kind: its
+ * objects cannot be in discovery yet, and refusing them would refuse the batch forever.
+ */
+static bool defined_earlier(const struct ao_object_patch_ops *ops, size_t before, const char *kind)
+{
+        for (size_t i = 0; i < before; i++) {
+                const struct ao_object_patch_op *o = &ops->items[i];
+                if (!creates(o->type) || !o->kind || strcmp(o->kind, "CustomResourceDefinition") != 0)
+                        continue;
+                const cJSON *spec = cJSON_GetObjectItemCaseSensitive(o->object, "spec");
+                const cJSON *names = cJSON_GetObjectItemCaseSensitive(spec, "names");
+                if (names_kind(names, "kind", kind) || names_kind(names, "plural", kind) ||
+                    names_kind(names, "singular", kind))
+                        return true;
+        }
+        return false;
+}
+
 int cluster_resolve_object_patches(struct operator_state *op, const struct ao_object_patch_ops *ops,
                                    struct ao_error *reterr)
 {
@@ -496,8 +528,11 @@ int cluster_resolve_object_patches(struct operator_state *op, const struct ao_ob
                 if (ao_kube_discovery_find(k->discovery, o->api_version, o->kind, &err))
                         continue;
                 /* A kind installed since the table was read is found by the retry. */
-                if (cluster_refresh_discovery(op))
+                bool refreshing = cluster_refresh_discovery(op);
+                if (refreshing)
                         ao_log(AO_LOG_INFO, "%s; refreshing discovery", err.msg);
+                if (defined_earlier(ops, i, o->kind))
+                        continue;
                 _cleanup_free_ char *what = ao_object_patch_op_describe(o);
                 return ao_error_set(reterr, -ENOENT, "object patches: %s: %s", what, err.msg);
         }
