@@ -25,7 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/log.h"
-#include "../src/proc/internal.h"
+#include "../src/proc/run.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -94,16 +94,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 return 0;
         setup_log();
 
-        struct ao_proc *proc = calloc(1, sizeof(*proc));
+        struct run_env *env = calloc(1, sizeof(*env));
         struct ao_proc_run *run = calloc(1, sizeof(*run));
-        check(proc && run);
-        proc->options = (struct ao_proc_options){.line_max = line_caps[(data[0] >> 1) & 3],
-                                                 .output_max = OUTPUT_MAX,
-                                                 .join_json_lines = data[0] & 1};
-        run->proc = proc;
+        check(env && run);
+        env->options = (struct ao_proc_options){.line_max = line_caps[(data[0] >> 1) & 3],
+                                                .output_max = OUTPUT_MAX,
+                                                .join_json_lines = data[0] & 1};
+        run->env = env;
         run->log_context.hook = "hooks/fuzz";
-        for (int i = 0; i < 2; i++)
-                run->out[i] = (struct run_output){.stream = (enum ao_proc_stream) i, .fd = -1};
+        for (int i = 0; i < 2; i++) /* no pipes: the output is fed in directly */
+                ao_proc_output_init(&run->out[i], &env->pool, (enum ao_proc_stream) i, NULL, NULL);
 
         size_t chunk = 1 + data[1] % 64;
         bool alternate = data[0] & 8;
@@ -111,15 +111,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t left = size - 2;
         for (int i = 0; left > 0; i++) {
                 size_t n = left < chunk ? left : chunk;
-                struct run_output *o = &run->out[alternate ? i % 2 : AO_PROC_STDOUT];
-                ao_proc_output_feed(run, o, out, n);
+                ao_proc_run_output_feed(run, alternate ? i % 2 : AO_PROC_STDOUT, out, n);
                 out += n;
                 left -= n;
         }
         for (int i = 0; i < 2; i++)
-                ao_proc_output_end(run, &run->out[i]);
+                ao_proc_run_output_end(run, (enum ao_proc_stream) i);
         check_log();
         free(run);
-        free(proc);
+        free(env);
         return 0;
 }

@@ -46,21 +46,21 @@ static void reset(struct json_join *j)
 }
 
 /* Give up on the buffered lines: each is logged on its own. */
-static void flush_lines(struct ao_proc_run *run, enum ao_proc_stream stream, struct json_join *j)
+static void flush_lines(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream)
 {
         const char *p = ao_strbuf_str(&j->text), *end = p + j->text.len;
         while (j->text.len > 0 && p <= end) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
-                ao_proc_log_line_now(run, stream, p, n);
+                ao_proc_log_line_now(ctx, stream, p, n);
                 p += n + 1;
         }
         reset(j);
 }
 
-bool ao_proc_join_json_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
+bool ao_proc_join_json_line(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream,
+                            const char *line, size_t len)
 {
-        struct json_join *j = &run->out[stream].join;
         if (j->text.len == 0) {
                 if (len == 0 || line[0] != '{')
                         return false;
@@ -76,20 +76,19 @@ bool ao_proc_join_json_line(struct ao_proc_run *run, enum ao_proc_stream stream,
         ao_strbuf_append_n(&j->text, line, len);
         scan(j, line, len);
         if (j->depth <= 0) {
-                if (ao_proc_log_json_line(run, stream, ao_strbuf_str(&j->text), j->text.len))
+                if (ao_proc_log_json_line(ctx, stream, ao_strbuf_str(&j->text), j->text.len))
                         reset(j);
                 else
-                        flush_lines(run, stream, j);
+                        flush_lines(j, ctx, stream);
         } else if (j->text.len > JOIN_MAX) {
-                flush_lines(run, stream, j);
+                flush_lines(j, ctx, stream);
         }
         return true;
 }
 
-void ao_proc_join_flush(struct ao_proc_run *run, enum ao_proc_stream stream)
+void ao_proc_join_flush(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream)
 {
-        struct json_join *j = &run->out[stream].join;
         if (j->text.len > 0)
-                flush_lines(run, stream, j);
+                flush_lines(j, ctx, stream);
         ao_strbuf_done(&j->text);
 }

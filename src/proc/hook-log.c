@@ -5,7 +5,7 @@
  * used as the record's own, "time" is dropped (ours is better), and every
  * other key is kept as hook_<key>, with proxyJsonLog=true so log pipelines
  * can tell these records from the operator's. This is the shape users'
- * dashboards and alerts already parse.
+ * dashboards and alerts already parse. Any other line is logged as text.
  */
 #include <string.h>
 
@@ -43,7 +43,8 @@ static void add_member(struct record *r, const cJSON *item)
         r->fields[r->n_fields++] = (struct ao_log_field){keep(r, ao_strbuf_steal(&name)), keep(r, value)};
 }
 
-bool ao_proc_log_json_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
+bool ao_proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
+                           size_t len)
 {
         if (len < 2 || line[0] != '{' || memchr(line, '\0', len))
                 return false;
@@ -68,11 +69,34 @@ bool ao_proc_log_json_line(struct ao_proc_run *run, enum ao_proc_stream stream, 
                 add_member(&r, item);
         }
 
-        const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
+        const struct ao_log_context *prev = ao_log_context_swap(ctx);
         ao_log_full(lvl, r.fields, r.n_fields, "%s", cJSON_IsString(msg) ? msg->valuestring : "");
         ao_log_context_swap(prev);
         for (size_t i = 0; i < r.n_owned; i++)
                 free(r.owned[i]);
         cJSON_Delete(obj);
         return true;
+}
+
+void ao_proc_log_line_now(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
+                          size_t len)
+{
+        if (ao_proc_log_json_line(ctx, stream, line, len))
+                return;
+        /* Lines are logged as C strings: a NUL byte from a hook becomes U+FFFD instead of cutting the line. */
+        struct ao_strbuf sb = {0};
+        for (const char *p = line, *end = line + len; p < end;) {
+                const char *nul = memchr(p, '\0', (size_t) (end - p));
+                size_t n = nul ? (size_t) (nul - p) : (size_t) (end - p);
+                ao_strbuf_append_n(&sb, p, n);
+                p += n;
+                if (nul) {
+                        ao_strbuf_append(&sb, "\xEF\xBF\xBD");
+                        p++;
+                }
+        }
+        const struct ao_log_context *prev = ao_log_context_swap(ctx);
+        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"output", stream_names[stream]}), "%s", ao_strbuf_str(&sb));
+        ao_log_context_swap(prev);
+        ao_strbuf_done(&sb);
 }

@@ -1,7 +1,43 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
-/* Private to src/proc/: the launcher, its runs, and the pieces they are made of. */
+/*
+ * Private to src/proc/. The files, and what each owns:
+ *
+ *   launcher.c        struct ao_proc, the launcher: its settings, the spawner per sandbox profile (with
+ *                     that spawner's seccomp listener and the denied calls parked on it), in-process
+ *                     launches, the list of runs, shutdown; and the owner of every event source below,
+ *                     it routes what they report to the run concerned.
+ *   run.c             struct ao_proc_run (run.h), one child's life as a state machine: started, output
+ *                     closed, reaped, lingering, done; its timeout, kills and violations; its result.
+ *   run-output.c      a run's output as lines: split, capped, marked when cut, given to on_line or logged.
+ *   hook-log-join.c   LOG_PROXY_HOOK_JSON: an object printed over several lines, joined before it is logged.
+ *   hook-log.c        one line of hook output logged: a JSON object as a structured record, else text.
+ *   output.c          event source: one output pipe read in bounded chunks (on_data, on_eof), and the pool
+ *                     of drained pipes that later runs get instead of new ones.
+ *   spawner-client.c  event source: the connection to one spawner process (requests out; on_reply, and
+ *                     on_exit when the process dies).
+ *   reap.c            event source: the subreaper's SIGCHLD (on_exit for the children the owner knows;
+ *                     orphans reaped and counted here).
+ *   supervise.c       event source: the seccomp listeners children send (on_listener) and the calls
+ *                     their filters deny (on_denied), answered EPERM.
+ *   tree.c            whether a reaped run left any process anywhere (its group, our children file).
+ *   launch-status.c   the launch status memfd shared with the spawners: a slot per request in flight.
+ *   leftovers.c       at exit, what hooks left running outside their groups (ao_proc_end_leftovers()).
+ *   spawner.c         addon-operator-spawner itself, a program of its own; protocol.h is its wire format.
+ *
+ * Calls go one way, down this graph; nothing calls back up except through a function pointer that
+ * its caller handed down:
+ *
+ *   launcher.c       -> run.c, spawner-client.c, reap.c, supervise.c, tree.c, launch-status.c, output.c
+ *   run.c            -> run-output.c, output.c, supervise.c, tree.c, launch-status.c
+ *   run-output.c     -> output.c, hook-log-join.c, hook-log.c
+ *   hook-log-join.c  -> hook-log.c
+ *
+ * The event sources know neither the run nor the launcher: each reports to whoever created it
+ * through the ops table it was given, and a run reports to its launcher through struct run_ops
+ * (run.h). This header declares the units below run.c; run.h adds the run.
+ */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -12,20 +48,43 @@
 #include "ao/proc.h"
 #include "ao/strbuf.h"
 
+struct ao_error;
+struct ao_reactor;
 struct ao_source;
 struct spawner_reply_msg;
 
-#define READ_CHUNK (64 * 1024)
+#define READ_CHUNK    (64 * 1024)
+#define PIPE_POOL_MAX 16
 
-/* One output pipe of a run, read line by line. */
-/* LOG_PROXY_HOOK_JSON: an object being printed over several lines (hook-log-join.c). */
-struct json_join {
-        struct ao_strbuf text; /* the lines so far, joined by '\n'; empty: none pending */
-        int depth;             /* open braces and brackets outside strings */
-        bool in_string, escaped;
+/* --- output.c: one output pipe ------------------------------------------------------------ */
+
+struct output_ops {
+        /** Bytes came from the pipe. @data is the pool's read buffer: valid during the call only. */
+        void (*on_data)(void *owner, enum ao_proc_stream stream, const char *data, size_t n);
+        /** The pipe ended (end of file, a hang-up, an error) while the loop watched it: close it. */
+        void (*on_eof)(void *owner, enum ao_proc_stream stream);
 };
 
-struct run_output {
+/*
+ * Output pipes of runs whose whole tree was gone when they were reaped, drained: only we hold
+ * their write ends, so a later run can have them instead of a new pipe. The read ends stay
+ * registered with the loop; their sources' userdata is NULL while here.
+ */
+struct output_pool {
+        struct ao_reactor *reactor; /* borrowed, outlives the pool */
+        struct pooled_pipe {
+                int read_fd, write_fd;
+                struct ao_source *source;
+        } pipes[PIPE_POOL_MAX];
+        size_t n_pipes;
+        uint64_t reused;
+        char read_buf[READ_CHUNK]; /* what every pipe reads into: one read at a time, on the main thread */
+};
+
+struct proc_output {
+        struct output_pool *pool;     /* borrowed, outlives the output */
+        const struct output_ops *ops; /* borrowed */
+        void *owner;                  /* passed to ops */
         enum ao_proc_stream stream;
         int fd; /* read end, owned; -1 once closed */
         /*
@@ -37,244 +96,279 @@ struct run_output {
         int write_fd;
         struct ao_source *source; /* owned */
         bool poolable; /* drained, and nobody else can hold the write end: the pipe may serve again */
-        char *line;    /* partial line, owned */
-        size_t line_len, line_cap;
-        bool discarding; /* the current line went over line_max: drop until its newline */
-        struct json_join join;
 };
 
-enum run_state {
-        RUN_STARTING, /* waiting for the spawner's reply */
-        RUN_RUNNING,  /* started, not reaped */
-        RUN_EXITED,   /* reaped; draining output */
+/** Closed, reporting to @ops with @owner once opened. */
+void ao_proc_output_init(struct proc_output *o, struct output_pool *pool, enum ao_proc_stream stream,
+                         const struct output_ops *ops, void *owner);
+/** A pipe, from the pool when it has one, read by the loop from now on. */
+int ao_proc_output_open(struct proc_output *o);
+/** The child writes straight into @fd (borrowed): a copy stands in for the write end; nothing is read. */
+int ao_proc_output_redirect(struct proc_output *o, int fd);
+/**
+ * The child is reaped: drop our write end and read what it wrote (through on_data). With
+ * @tree_gone nobody else can hold the write end, and a pipe read empty becomes poolable. Returns
+ * true when the stream has ended: the owner ends it (no on_eof comes); false while a process the
+ * hook left behind may still write.
+ */
+bool ao_proc_output_reaped(struct proc_output *o, bool tree_gone);
+/** Into the pool if poolable, else closed. Safe on a closed output. */
+void ao_proc_output_close(struct proc_output *o);
+void ao_proc_output_pool_init(struct output_pool *pool, struct ao_reactor *reactor);
+/** Close the pipes kept for reuse. */
+void ao_proc_output_pool_done(struct output_pool *pool);
+
+static inline bool ao_proc_output_is_open(const struct proc_output *o)
+{
+        return o->fd >= 0;
+}
+
+/* --- hook-log.c, hook-log-join.c: a line of output into the log ---------------------------- */
+
+/* LOG_PROXY_HOOK_JSON: an object being printed over several lines. */
+struct json_join {
+        struct ao_strbuf text; /* the lines so far, joined by '\n'; empty: none pending */
+        int depth;             /* open braces and brackets outside strings */
+        bool in_string, escaped;
 };
 
-struct ao_proc_run {
-        struct ao_proc *proc; /* borrowed, outlives the run */
-        struct ao_proc_run *prev, *next;
-        uint64_t id;
-        enum run_state state;
-        struct spawner *spawner; /* borrowed while STARTING: the spawner that owes the reply */
-        pid_t pid;
-        struct ao_source *child;  /* owned; owns the pidfd */
-        struct ao_source *timer;  /* timeout, then kill grace, then output linger; owned */
-        struct run_output out[2]; /* by enum ao_proc_stream */
-        int listener;             /* seccomp notification fd, owned; -1 if none */
-        struct ao_source *listener_source;
+/** Log a line that is one JSON object as a structured record; false (nothing logged) for any other line. */
+bool ao_proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
+                           size_t len);
+/** A line logged as it is: a structured record when it is one JSON object, else text at info. */
+void ao_proc_log_line_now(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
+                          size_t len);
+/** Whether @line was taken into (or completed) a multi-line object pending in @j. */
+bool ao_proc_join_json_line(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream,
+                            const char *line, size_t len);
+/** The stream ended: log what is still pending line by line, and release the buffer. */
+void ao_proc_join_flush(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream);
 
-        const struct ao_sandbox_profile *profile; /* borrowed */
-        uint64_t timeout_usec;
-        bool term_sent, kill_sent;
-        bool timeout_due; /* the timeout fired while the pid was unknown: act on it at launch */
-        bool needs_pid;   /* STARTING, and something needs the pid: its spawner polls for the reply */
-        int status_slot; /* the launch status slot its child reports a failure in (launch-status.c); -1: none */
-        uint64_t started_usec;
-        size_t logged_bytes;
-        unsigned violations_logged;
+/* --- spawner-client.c: one spawner process ------------------------------------------------- */
 
-        /* Owned copies of what the spec pointed at. */
-        char *path;
-        char *context_strings[3];
-        struct ao_log_context log_context;
-        ao_proc_line_handler *on_line;
-        ao_proc_exit_handler *on_exit;
-        void *userdata;
+struct spawner_ops {
+        /** A reply: request @r->id's child is @r->pid (< 0: -errno, nothing started). */
+        void (*on_reply)(void *owner, const struct spawner_reply_msg *r);
+        /** Replies were read (maybe none came). Returns whether the owner waits for any next reply. */
+        bool (*on_replies_read)(void *owner);
+        /**
+         * The process exited, and the replies it sent were read: the owner fails the requests it
+         * still owes and calls ao_proc_spawner_done().
+         */
+        void (*on_exit)(void *owner);
+};
 
-        struct ao_proc_result result;
+/* What every spawner of a launcher starts with. */
+struct spawner_setup {
+        struct ao_reactor *reactor; /* borrowed */
+        const char *path;           /* the spawner binary, borrowed */
+        int status_fd;              /* the launch status memfd, borrowed; -1: none */
+        int listener_fd;            /* where children send their seccomp listeners, borrowed */
+        /*
+         * Spawner replies stay in the socket until a run's pid is needed (its output ended, a
+         * timeout, a kill, SIGCHLD, a seccomp notification), which spares the loop one wake-up
+         * per run. Only with the subreaper: its SIGCHLD is what notices a hook that exited while a
+         * descendant keeps its output open.
+         */
+        bool lazy_replies;
+        uint32_t last_serial; /* the serial the last spawner started got */
+        const struct spawner_ops *ops;
 };
 
 struct outgoing;
 
-/* A parked seccomp notification whose caller is not known yet (its spawn reply is in flight). */
-struct parked_notification {
-        uint64_t id;
-        pid_t pid;
-        int nr;
-        uint64_t horizon; /* the last run id when it came: only runs up to this one can be its caller */
-};
-
-#define SPAWNERS_MAX  16
-#define PIPE_POOL_MAX 16
-#define PARKED_MAX    32
-
-/* One spawner process: it serves one sandbox profile (or none) and holds that profile's filter. */
+/* One spawner process: it serves one sandbox profile (or none). Fields are spawner-client.c's. */
 struct spawner {
-        struct ao_proc *proc; /* borrowed */
-        uint32_t index;       /* slot in proc->spawners */
-        uint32_t serial;      /* unique per spawner ever started: its listener's tag, so a dead spawner's late
+        const struct spawner_ops *ops; /* borrowed */
+        void *owner;
+        bool lazy_replies;
+        uint32_t serial; /* unique per spawner ever started: its listener's tag, so a dead spawner's late
                             listener can never attach to the one that took over its slot */
         const struct ao_sandbox_profile *profile; /* borrowed; NULL: unsandboxed children */
         pid_t pid;
         int sock;                /* owned */
         struct ao_source *io;    /* owned */
         struct ao_source *child; /* owned; owns the pidfd */
-        int listener;            /* the profile filter's notification fd, owned; -1 if none */
-        struct ao_source *listener_source;
-        struct parked_notification parked[PARKED_MAX];
-        size_t n_parked;
         struct outgoing *queue_head, **queue_tail;
-        size_t n_starting; /* its runs whose reply is outstanding */
+        size_t n_starting; /* requests whose reply is outstanding */
         size_t n_needing;  /* of those, the ones whose pid is needed (lazy replies: poll while > 0) */
         bool wants_any;    /* lazy replies: an unknown pid waits for the next reply (reaper, notification) */
 };
 
-struct ao_proc {
-        struct ao_reactor *reactor; /* borrowed, outlives the launcher */
-        struct ao_proc_options options;
-        struct ao_proc_run *runs;
-        size_t n_runs;
-        bool reap_deferred; /* an exited child was left for later because replies were outstanding */
-        pid_t exited_pid;   /* while the reaper reads replies: the child it saw exit, to reap at launch */
-        pid_t unknown_pid;  /* the exited child the reaper could not place yet, */
-        uint64_t unknown_horizon; /* and the last run id when it was first seen */
-        /*
-         * Spawner replies stay in the socket until a run's pid is needed (its
-         * output ended, a timeout, a kill, SIGCHLD, a seccomp notification),
-         * which spares the loop one wake-up per run. Only with the subreaper:
-         * its SIGCHLD is what notices a hook that exited while a descendant
-         * keeps its output open.
-         */
-        bool lazy_replies;
-        uint64_t next_id;
-        uint32_t next_spawner_serial;
-        bool refusing; /* shutdown began */
-        struct ao_shutdown *shutdown;
-
-        char *spawner_path;               /* NULL: children are cloned in process */
-        int status_fd;                    /* the launch status memfd, given to spawners; -1: none */
-        struct ao_launch_failure *status; /* its mapping: SPAWNER_STATUS_SLOTS */
-        uint32_t *status_free;            /* free slots, a stack */
-        size_t n_status_free;
-        struct spawner *spawners[SPAWNERS_MAX]; /* started on first use of their profile */
-        void *direct_stack;                     /* clone stack for in-process launches, owned */
-
-        /* Children send their seccomp listener to listener_rx; listener_tx is what they get. */
-        int listener_rx, listener_tx;
-        struct ao_source *listener_rx_source;
-
-        struct ao_source *sigchld; /* subreaper mode */
-        int children_fd; /* the main thread's children file (tree.c); -1: not open, -2: unavailable */
-        /*
-         * Output pipes of runs whose whole tree was gone when they were reaped, drained: only we hold
-         * their write ends, so a later run can have them instead of a new pipe (output.c). The read
-         * ends stay registered with the loop; their sources' userdata is NULL while here.
-         */
-        struct pooled_pipe {
-                int read_fd, write_fd;
-                struct ao_source *source;
-        } pipes[PIPE_POOL_MAX];
-        size_t n_pipes;
-        uint64_t pipes_reused;
-        struct ao_source *reaper_retry;
-        uint64_t orphans;
-
-        char read_buf[READ_CHUNK];
+enum spawner_drain {
+        SPAWNER_DRAIN_ALL,      /* until the socket is empty: it polled readable, and must not stay so */
+        SPAWNER_DRAIN_ANSWERED, /* until no request is left unanswered (a reply for a freed run stays) */
 };
 
-static inline struct ao_proc_run *run_of_output(struct run_output *o)
-{
-        return (struct ao_proc_run *) (void *) ((char *) (o - o->stream) - offsetof(struct ao_proc_run, out));
-}
+typedef void spawner_reply_handler(void *owner, const struct spawner_reply_msg *r);
 
-/* spawn.c */
-struct ao_proc_run *ao_proc_run_find(struct ao_proc *p, uint64_t id);
-struct ao_proc_run *ao_proc_run_find_pid(struct ao_proc *p, pid_t pid);
-/**
- * A launch finished (in-process or via the spawner): track the child or
- * report the failure. A child whose output has ended is reaped at once if it
- * has exited, which may report the run and free it before this returns.
- */
-void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
-                          const struct ao_launch_failure *failure);
-/** One of the run's output streams ended; with both gone the run may finish (and be freed). */
-void ao_proc_run_output_ended(struct ao_proc_run *run);
-/** The run's output pipes and the leader may all be done: report and free when they are. */
-void ao_proc_run_maybe_finish(struct ao_proc_run *run);
-
-/* spawner-client.c */
-/** The spawner for @profile, started on first use; NULL when none can run (launch in process then). */
-struct spawner *ao_proc_spawner_for(struct ao_proc *p, const struct ao_sandbox_profile *profile);
-struct spawner *ao_proc_spawner_stop(struct spawner *s);
-pid_t ao_proc_spawner_pid(const struct spawner *s);
+/** Start the spawner process for @profile (NULL: unsandboxed), reporting to @setup->ops with @owner. */
+int ao_proc_spawner_init(struct spawner *s, struct spawner_setup *setup,
+                         const struct ao_sandbox_profile *profile, void *owner, struct ao_error *reterr);
+/** Close the socket (the spawner's signal to exit; the subreaper collects it) and release the rest. */
+void ao_proc_spawner_done(struct spawner *s);
 /** Reap the spawner now if it exited (from the SIGCHLD reaper); see ao_source_child_reap(). */
 int ao_proc_spawner_reap(struct spawner *s);
-/** @run (STARTING) needs its pid, not urgently: read its reply when it arrives. */
-void ao_proc_spawner_want_reply(struct ao_proc_run *run);
 /**
- * @run (STARTING) needs its pid now: read the replies its spawner has sent,
- * and poll for its own if it was not among them. Runs launched meanwhile
- * may finish and be freed, @run among them.
+ * Send (or queue) the request for run @id. The two write ends stay the caller's: a request
+ * that has to wait for the socket holds copies of its own. Counts one reply as owed.
  */
-void ao_proc_spawner_collect(struct ao_proc_run *run);
-/** Read what every spawner owing replies has sent; runs may finish and be freed meanwhile. */
-void ao_proc_spawners_collect(struct ao_proc *p);
-/** An unknown pid waits: every spawner owing replies polls for the next one. */
-void ao_proc_spawners_want_any(struct ao_proc *p);
-/** Whether any spawner owes a reply (the sum of their n_starting is not 0). */
-bool ao_proc_replies_outstanding(const struct ao_proc *p);
+int ao_proc_spawner_request(struct spawner *s, uint64_t id, int status_slot, const char *path,
+                            char *const *argv, char *const *envp, const char *cwd, int stdout_fd,
+                            int stderr_fd);
+/** One owed reply was had or given up on; @needed: its pid had been asked for. */
+void ao_proc_spawner_settle(struct spawner *s, bool needed);
+/** The pid of one owed reply is needed, not urgently: poll for replies until it is settled. */
+void ao_proc_spawner_need_reply(struct spawner *s);
+/** An unknown pid waits: poll for the next reply, if any is owed. */
+void ao_proc_spawner_want_any(struct spawner *s);
+/** Read the replies that came (on_reply each, then on_replies_read). Runs may finish meanwhile. */
+void ao_proc_spawner_read_replies(struct spawner *s, enum spawner_drain until);
+/** Read the replies that came into @handle, and nothing else. */
+void ao_proc_spawner_drain(struct spawner *s, spawner_reply_handler *handle, enum spawner_drain until);
 
-/* launch-status.c: where spawners' children report a failed launch after the reply went out. */
-void ao_proc_launch_status_setup(struct ao_proc *p);
-void ao_proc_launch_status_done(struct ao_proc *p);
-/** A cleared slot for @run's request in run->status_slot; it stays -1 when there is none to give. */
-void ao_proc_launch_status_take(struct ao_proc_run *run);
-/** Copy what the child reported into run->result: only once it is reaped. */
-void ao_proc_launch_status_read(struct ao_proc_run *run);
-/** Give the slot back: only once no child of the run can write there (reaped, or never started). */
-void ao_proc_launch_status_release(struct ao_proc_run *run);
-/** Whether a run up to id @horizon still waits for its reply (from @s, or from any spawner if NULL). */
-bool ao_proc_reply_owed(const struct ao_proc *p, const struct spawner *s, uint64_t horizon);
-/** Before the launcher is freed: learn the pids of runs still starting, without reporting anything. */
-void ao_proc_spawners_learn_pids(struct ao_proc *p);
-/**
- * Send (or queue) a request for @run. The two write ends stay the caller's:
- * a request that has to wait for the socket holds copies of its own. The
- * reply arrives through ao_proc_run_launched().
- */
-int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *const *argv, char *const *envp,
-                            const char *cwd, int stdout_fd, int stderr_fd);
+static inline bool ao_proc_spawner_owes_replies(const struct spawner *s)
+{
+        return s->n_starting > 0;
+}
 
-/* hook-log.c */
-/** Log a line that is one JSON object as a structured record; false (nothing logged) for any other line. */
-bool ao_proc_log_json_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len);
-/* A line logged as it is: a structured record when it is one JSON object, else text at info. */
-void ao_proc_log_line_now(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len);
-/* With join_json_lines: whether @line was taken into (or completed) a multi-line object. */
-bool ao_proc_join_json_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line,
-                            size_t len);
-/* The stream ended: log what is still pending line by line, and release the buffer. */
-void ao_proc_join_flush(struct ao_proc_run *run, enum ao_proc_stream stream);
+/* --- reap.c: the subreaper ----------------------------------------------------------------- */
 
-/* output.c */
-int ao_proc_output_open(struct ao_proc_run *run, enum ao_proc_stream stream);
-void ao_proc_output_child_gone(struct ao_proc_run *run, struct run_output *o);
-/** Close the pipes kept for reuse (at ao_proc_free). */
-void ao_proc_output_pool_done(struct ao_proc *p);
+enum reap_claim {
+        REAP_NOT_OURS, /* the owner does not know the pid */
+        REAP_REAPED,   /* reaped (and reported): look for the next */
+        REAP_STUCK,    /* the owner's, but it could not be reaped now: its own source will */
+};
 
-/* tree.c */
+struct reaper_ops {
+        /** @pid exited: reap it if it is the owner's (a run's child, a spawner). */
+        enum reap_claim (*on_exit)(void *owner, pid_t pid);
+        /**
+         * @pid is still unknown: read the spawner replies that came, as @pid may be the child of
+         * a run whose reply was not read. False when none are owed. Asked once per pass.
+         */
+        bool (*read_replies)(void *owner, pid_t pid);
+        /**
+         * Whether unknown @pid is to be left alone: a reply still owed may name it. The owner then
+         * kicks the reaper (ao_proc_reaper_kick()) when replies come.
+         */
+        bool (*hold)(void *owner, pid_t pid);
+};
+
+struct reaper {
+        const struct reaper_ops *ops; /* borrowed */
+        void *owner;
+        struct ao_source *sigchld; /* owned; NULL: not a subreaper */
+        struct ao_source *retry;   /* owned; a one-shot defer */
+        bool deferred;             /* an exited child was held: a kick is to look again */
+        uint64_t orphans;
+};
+
+/** Become the child subreaper and reap on every SIGCHLD. */
+int ao_proc_reaper_init(struct reaper *r, struct ao_reactor *reactor, const struct reaper_ops *ops,
+                        void *owner);
+void ao_proc_reaper_done(struct reaper *r);
+/** Spawner replies came in: children held back while they were owed may be placed now. */
+void ao_proc_reaper_kick(struct reaper *r);
+
+static inline bool ao_proc_reaper_active(const struct reaper *r)
+{
+        return r->sigchld != NULL;
+}
+
+/* --- supervise.c: seccomp notifications ---------------------------------------------------- */
+
+/* A system call a filter denied; its caller waits in the kernel for the answer. */
+struct denied_call {
+        uint64_t id;
+        pid_t pid;
+        int nr;
+};
+
+struct notify_ops {
+        /**
+         * A denied call: true to have it answered EPERM now, false when the owner keeps it and
+         * answers it later with ao_proc_notify_answer().
+         */
+        bool (*on_denied)(void *owner, const struct denied_call *call);
+        /** Every process using the filter is gone. NULL: keep watching. */
+        void (*on_hangup)(void *owner);
+};
+
+/* A filter's notification fd, watched. */
+struct notify_listener {
+        int fd;                       /* owned; -1 if none */
+        struct ao_source *source;     /* owned */
+        const struct notify_ops *ops; /* borrowed */
+        void *owner;
+};
+
+/** Watch @fd (taken: it stays in @l->fd even when watching fails, for the caller to judge). */
+int ao_proc_notify_watch(struct notify_listener *l, struct ao_reactor *reactor, int fd,
+                         const struct notify_ops *ops, void *owner);
+/** Answer a kept call EPERM (a caller that died meanwhile is no error). */
+void ao_proc_notify_answer(struct notify_listener *l, uint64_t id);
+void ao_proc_notify_done(struct notify_listener *l);
+
+struct supervisor_ops {
+        /** A child sent its filter's listener, tagged with its run id or SPAWNER_LISTENER_TAG | serial. */
+        void (*on_listener)(void *owner, uint64_t tag, int fd);
+};
+
+/* The socket children send their listeners to: rx is ours, tx what they get. */
+struct supervisor {
+        const struct supervisor_ops *ops; /* borrowed */
+        void *owner;
+        int rx, tx;                  /* owned */
+        struct ao_source *rx_source; /* owned */
+};
+
+int ao_proc_supervisor_init(struct supervisor *sv, struct ao_reactor *reactor,
+                            const struct supervisor_ops *ops, void *owner);
+void ao_proc_supervisor_done(struct supervisor *sv);
+
+/* --- tree.c: what a run left behind -------------------------------------------------------- */
+
+struct tree_ops {
+        /** Whether @pid is a child the owner knows (a spawner, a run's leader). */
+        bool (*known)(void *owner, pid_t pid);
+        /** Read the spawner replies that came, to place runs not known yet; false when none are owed. */
+        bool (*read_replies)(void *owner);
+};
+
+struct tree {
+        const struct tree_ops *ops; /* borrowed */
+        void *owner;
+        bool subreaper;  /* without it, descendants that escaped go elsewhere: never "gone" */
+        int children_fd; /* the main thread's children file; -1: not open, -2: unavailable */
+};
+
+void ao_proc_tree_init(struct tree *t, bool subreaper, const struct tree_ops *ops, void *owner);
+void ao_proc_tree_done(struct tree *t);
 /**
  * After reaping a run's child whose process group is gone: whether no process of its tree is
  * left anywhere (may read spawner replies to place children it does not know yet).
  */
-bool ao_proc_tree_gone(struct ao_proc *p);
+bool ao_proc_tree_gone(struct tree *t);
 /** Whether @pid's process group is empty (zombies count as members). */
 bool ao_proc_group_gone(pid_t pid);
-void ao_proc_tree_done(struct ao_proc *p);
-/* A chunk of a run's output: split into lines, each capped and logged (or given to on_line). */
-void ao_proc_output_feed(struct ao_proc_run *run, struct run_output *o, const char *data, size_t n);
-/* The stream ended: its last line and any pending joined JSON are logged, the stream closed. */
-void ao_proc_output_end(struct ao_proc_run *run, struct run_output *o);
-void ao_proc_output_close(struct run_output *o);
+/** The process group of @pid, -1 when unknown: a hook's descendants share their hook's group (its pid). */
+pid_t ao_proc_group_of(pid_t pid);
 
-/* supervise.c */
-int ao_proc_supervise_setup(struct ao_proc *p);
-/** Replies came in: notifications parked for want of a known caller can be attributed now. */
-void ao_proc_supervise_unpark(struct spawner *s);
-void ao_proc_supervise_done(struct ao_proc *p);
-void ao_proc_supervise_run_done(struct ao_proc_run *run);
+/* --- launch-status.c: where spawners' children report a failed launch after the reply -------- */
 
-/* reap.c */
-int ao_proc_reaper_setup(struct ao_proc *p);
-void ao_proc_reaper_done(struct ao_proc *p);
-/** Spawner replies came in: orphans held back while they were outstanding may be reaped now. */
-void ao_proc_reaper_kick(struct ao_proc *p);
+struct launch_status {
+        int fd;                          /* the memfd, given to spawners; -1: none */
+        struct ao_launch_failure *slots; /* its mapping: SPAWNER_STATUS_SLOTS */
+        uint32_t *free_slots;            /* a stack */
+        size_t n_free;
+};
+
+void ao_proc_launch_status_setup(struct launch_status *ls);
+void ao_proc_launch_status_done(struct launch_status *ls);
+/** A cleared slot for a request; -1 when there is none to give. */
+int ao_proc_launch_status_take(struct launch_status *ls);
+/** Whether the child of @slot reported a failed launch, and where: only once it is reaped. */
+bool ao_proc_launch_status_read(const struct launch_status *ls, int slot, struct ao_launch_failure *ret);
+/** Give *@slot back and set it to -1: only once no child can write there (reaped, or never started). */
+void ao_proc_launch_status_release(struct launch_status *ls, int *slot);

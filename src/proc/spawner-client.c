@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The operator's side of the spawner (src/proc/spawner.c): start it, send
- * it profiles and spawn requests, turn its replies into launched runs, and
- * fall back to in-process launches if it dies. Requests that the socket
+ * The operator's side of one spawner (src/proc/spawner.c): start it, send
+ * it its profile and spawn requests, and hand its replies to the owner
+ * (on_reply), as well as its death (on_exit). Which run a reply is for is
+ * the owner's business: this file counts the replies owed and the ones
+ * someone waits for, and knows nothing of runs. Requests that the socket
  * cannot take right now wait in a FIFO until it is writable: the loop
- * never blocks on the spawner. With lazy replies (see struct ao_proc) the
- * socket is polled for replies only while someone waits for one.
+ * never blocks on the spawner. With lazy replies (see struct
+ * spawner_setup) the socket is polled for replies only while someone waits
+ * for one.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -49,7 +52,7 @@ static int send_now(struct spawner *s, struct outgoing *o)
 
 static bool replies_wanted(const struct spawner *s)
 {
-        return !s->proc->lazy_replies || s->n_needing > 0 || (s->wants_any && s->n_starting > 0);
+        return !s->lazy_replies || s->n_needing > 0 || (s->wants_any && s->n_starting > 0);
 }
 
 /* Poll the socket for what is needed now: room for queued requests, replies someone waits for. */
@@ -151,11 +154,12 @@ static int send_profile(struct spawner *s)
         return enqueue(s, (char *) m, len, NULL, 0);
 }
 
-int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *const *argv, char *const *envp,
-                            const char *cwd, int stdout_fd, int stderr_fd)
+int ao_proc_spawner_request(struct spawner *s, uint64_t id, int status_slot, const char *path,
+                            char *const *argv, char *const *envp, const char *cwd, int stdout_fd,
+                            int stderr_fd)
 {
         struct ao_strbuf strings = {0};
-        ao_strbuf_append_n(&strings, run->path, strlen(run->path) + 1);
+        ao_strbuf_append_n(&strings, path, strlen(path) + 1);
         ao_strbuf_append_n(&strings, cwd ? cwd : "", strlen(cwd ? cwd : "") + 1);
         uint32_t argc = 0, envc = 0;
         for (; argv[argc]; argc++)
@@ -170,8 +174,8 @@ int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *co
         size_t len = sizeof(struct spawner_spawn_msg) + strings.len;
         struct spawner_spawn_msg *m = ao_xmalloc(len);
         *m = (struct spawner_spawn_msg){.type = SPAWNER_MSG_SPAWN,
-                                        .status_slot = run->status_slot,
-                                        .id = run->id,
+                                        .status_slot = status_slot,
+                                        .id = id,
                                         .argc = argc,
                                         .envc = envc,
                                         .strings_len = (uint32_t) strings.len};
@@ -188,58 +192,16 @@ int ao_proc_spawner_request(struct spawner *s, struct ao_proc_run *run, char *co
 
 /* --- replies --------------------------------------------------------------- */
 
-/* @run has its reply (or never will): it no longer counts as starting. */
-static void stop_waiting(struct spawner *s, struct ao_proc_run *run)
+void ao_proc_spawner_settle(struct spawner *s, bool needed)
 {
         s->n_starting--;
-        if (run->needs_pid)
+        if (needed)
                 s->n_needing--;
-        run->needs_pid = false;
-        run->spawner = NULL;
 }
 
-static struct ao_proc_run *starting_run(struct spawner *s, const struct spawner_reply_msg *r)
+void ao_proc_spawner_drain(struct spawner *s, spawner_reply_handler *handle, enum spawner_drain until)
 {
-        struct ao_proc_run *run = ao_proc_run_find(s->proc, r->id);
-        return run && run->state == RUN_STARTING && run->spawner == s ? run : NULL;
-}
-
-static void handle_reply(struct spawner *s, const struct spawner_reply_msg *r)
-{
-        struct ao_proc_run *run = starting_run(s, r);
-        if (!run)
-                return;
-        stop_waiting(s, run);
-        if (r->pid < 0)
-                ao_proc_launch_status_release(run); /* nothing was started that could write there */
-        /* Should it have to be watched, the reactor opens a pidfd from the pid: the child is ours, not reaped yet. */
-        ao_proc_run_launched(run, r->pid, -1, &r->failure);
-}
-
-/* Only the pid, for killing: nothing is watched or reported (the launcher is going away). */
-static void learn_pid(struct spawner *s, const struct spawner_reply_msg *r)
-{
-        struct ao_proc_run *run = starting_run(s, r);
-        if (!run)
-                return;
-        stop_waiting(s, run);
-        if (r->pid > 0) {
-                run->pid = r->pid;
-                run->state = RUN_RUNNING;
-        }
-}
-
-typedef void reply_handler(struct spawner *s, const struct spawner_reply_msg *r);
-
-enum drain {
-        DRAIN_ALL,      /* until the socket is empty: it polled readable, and must not stay so */
-        DRAIN_ANSWERED, /* until no request is left unanswered (a reply for a run freed meanwhile stays) */
-};
-
-/* Replies already in the socket, to @handle; returns without waiting for more. */
-static void drain_replies(struct spawner *s, reply_handler *handle, enum drain until)
-{
-        while (until == DRAIN_ALL || s->n_starting > 0) {
+        while (until == SPAWNER_DRAIN_ALL || s->n_starting > 0) {
                 struct spawner_reply_msg r;
                 int fds[AO_FDPASS_MAX_FDS];
                 size_t n_fds;
@@ -251,123 +213,61 @@ static void drain_replies(struct spawner *s, reply_handler *handle, enum drain u
                 for (size_t i = 0; i < n_fds; i++)
                         (void) close(fds[i]);
                 if (n == (ssize_t) sizeof(r) && r.type == SPAWNER_MSG_REPLY)
-                        handle(s, &r);
+                        handle(s->owner, &r);
         }
 }
 
 /*
- * Read what has come. Whoever waited for "any reply" (an unknown pid) looks
- * again now, and asks again if it still has to wait.
+ * Whoever waited for "any reply" (an unknown pid) looks again once replies
+ * are read, and says whether it still has to wait.
  */
-static void read_replies(struct spawner *s, enum drain until)
+void ao_proc_spawner_read_replies(struct spawner *s, enum spawner_drain until)
 {
-        drain_replies(s, handle_reply, until);
-        s->wants_any = false;
-        ao_proc_supervise_unpark(s);
-        ao_proc_reaper_kick(s->proc);
+        ao_proc_spawner_drain(s, s->ops->on_reply, until);
+        s->wants_any = s->ops->on_replies_read(s->owner);
         update_watch(s);
 }
 
-void ao_proc_spawner_want_reply(struct ao_proc_run *run)
+void ao_proc_spawner_need_reply(struct spawner *s)
 {
-        struct spawner *s = run->spawner;
-        if (!s || run->state != RUN_STARTING || run->needs_pid)
-                return;
-        run->needs_pid = true;
         s->n_needing++;
         update_watch(s);
 }
 
-void ao_proc_spawner_collect(struct ao_proc_run *run)
+void ao_proc_spawner_want_any(struct spawner *s)
 {
-        struct ao_proc *p = run->proc;
-        struct spawner *s = run->spawner;
-        uint64_t id = run->id;
-        if (!s)
-                return;
-        read_replies(s, DRAIN_ANSWERED);
-        run = ao_proc_run_find(p, id); /* it may be gone: launched, reaped and reported */
-        if (run && run->state == RUN_STARTING)
-                ao_proc_spawner_want_reply(run);
-}
-
-void ao_proc_spawners_collect(struct ao_proc *p)
-{
-        for (int i = 0; i < SPAWNERS_MAX; i++)
-                if (p->spawners[i] && p->spawners[i]->n_starting > 0)
-                        read_replies(p->spawners[i], DRAIN_ANSWERED);
-}
-
-void ao_proc_spawners_want_any(struct ao_proc *p)
-{
-        for (int i = 0; i < SPAWNERS_MAX; i++) {
-                struct spawner *s = p->spawners[i];
-                if (s && s->n_starting > 0 && !s->wants_any) {
-                        s->wants_any = true;
-                        update_watch(s);
-                }
+        if (s->n_starting > 0 && !s->wants_any) {
+                s->wants_any = true;
+                update_watch(s);
         }
-}
-
-bool ao_proc_replies_outstanding(const struct ao_proc *p)
-{
-        for (int i = 0; i < SPAWNERS_MAX; i++)
-                if (p->spawners[i] && p->spawners[i]->n_starting > 0)
-                        return true;
-        return false;
-}
-
-bool ao_proc_reply_owed(const struct ao_proc *p, const struct spawner *s, uint64_t horizon)
-{
-        for (const struct ao_proc_run *r = p->runs; r; r = r->next)
-                if (r->state == RUN_STARTING && r->spawner && (!s || r->spawner == s) && r->id <= horizon)
-                        return true;
-        return false;
-}
-
-void ao_proc_spawners_learn_pids(struct ao_proc *p)
-{
-        for (int i = 0; i < SPAWNERS_MAX; i++)
-                if (p->spawners[i])
-                        drain_replies(p->spawners[i], learn_pid, DRAIN_ALL);
 }
 
 static int on_socket(struct ao_source *src, int fd, uint32_t revents, void *userdata)
 {
         struct spawner *s = userdata;
         if (revents & AO_IO_IN)
-                read_replies(s, DRAIN_ALL);
+                ao_proc_spawner_read_replies(s, SPAWNER_DRAIN_ALL);
         if (revents & AO_IO_OUT)
                 (void) flush_queue(s);
         return 0;
 }
 
 /*
- * A spawner died: its runs waiting for a reply will never get one. Their
+ * A spawner died: the requests it owes will never be answered. Their
  * children may exist (they are ours and the subreaper collects them); the
- * runs are reported as launch failures. The next run with this profile
- * starts a new spawner.
+ * owner fails their runs and stops this spawner, so the next run with this
+ * profile starts a new one.
  */
 static int on_spawner_exit(struct ao_source *src, const siginfo_t *si, const struct rusage *ru,
                            void *userdata)
 {
         struct spawner *s = userdata;
-        struct ao_proc *p = s->proc;
         ao_log(AO_LOG_ERROR, "proc: the spawner process for profile '%s' (pid %d) exited (%s %d)",
                s->profile ? s->profile->name : "none", (int) s->pid,
                si->si_code == CLD_EXITED ? "status" : "signal", si->si_status);
         /* Replies it sent before dying still count: those children exist and are ours. */
-        drain_replies(s, handle_reply, DRAIN_ALL);
-        p->spawners[s->index] = NULL;
-        for (struct ao_proc_run *run = p->runs, *next; run; run = next) {
-                next = run->next;
-                if (run->state == RUN_STARTING && run->spawner == s) {
-                        stop_waiting(s, run);
-                        ao_proc_run_launched(run, -EPIPE, -1, NULL);
-                }
-        }
-        ao_proc_spawner_stop(s);
-        ao_proc_reaper_kick(p);
+        ao_proc_spawner_drain(s, s->ops->on_reply, SPAWNER_DRAIN_ALL);
+        s->ops->on_exit(s->owner); /* frees @s */
         return 0;
 }
 
@@ -397,99 +297,73 @@ static int launch_spawner(const char *path, int control, int listener, int statu
         return -k;
 }
 
-static int spawner_start(struct ao_proc *p, uint32_t index, const struct ao_sandbox_profile *profile,
-                         struct ao_error *reterr)
+/* The spawner process, with @sock (taken) as its end of the socket. */
+static int start_process(struct spawner_setup *setup, int sock, pid_t *ret_pid, struct ao_error *reterr)
+{
+        /* Keep the fds the child gets above its targets (3, 4, 5), so each dup2 really copies. */
+        int control = fcntl(sock, F_DUPFD_CLOEXEC, 6),
+            listener = fcntl(setup->listener_fd, F_DUPFD_CLOEXEC, 6);
+        int status = setup->status_fd >= 0 ? fcntl(setup->status_fd, F_DUPFD_CLOEXEC, 6) : -1;
+        (void) close(sock);
+        int k = control < 0 || listener < 0 || (setup->status_fd >= 0 && status < 0)
+                    ? -EMFILE
+                    : launch_spawner(setup->path, control, listener, status, ret_pid);
+        (void) ao_safe_close(control);
+        (void) ao_safe_close(listener);
+        (void) ao_safe_close(status);
+        if (k < 0)
+                return ao_error_set(reterr, k, "starting %s: %s", setup->path, strerror(-k));
+        return 0;
+}
+
+int ao_proc_spawner_init(struct spawner *s, struct spawner_setup *setup,
+                         const struct ao_sandbox_profile *profile, void *owner, struct ao_error *reterr)
 {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return ao_error_set(reterr, ao_negative_errno(), "socketpair: %s", strerror(errno));
-        /* Keep the fds the child gets above its targets (3, 4, 5), so each dup2 really copies. */
-        int control = fcntl(sv[1], F_DUPFD_CLOEXEC, 6), listener = fcntl(p->listener_tx, F_DUPFD_CLOEXEC, 6);
-        int status = p->status_fd >= 0 ? fcntl(p->status_fd, F_DUPFD_CLOEXEC, 6) : -1;
-        (void) close(sv[1]);
         pid_t pid = 0;
-        int k = control < 0 || listener < 0 || (p->status_fd >= 0 && status < 0)
-                    ? -EMFILE
-                    : launch_spawner(p->spawner_path, control, listener, status, &pid);
-        (void) ao_safe_close(control);
-        (void) ao_safe_close(listener);
-        (void) ao_safe_close(status);
+        int k = start_process(setup, sv[1], &pid, reterr);
         if (k < 0) {
                 (void) close(sv[0]);
-                return ao_error_set(reterr, k, "starting %s: %s", p->spawner_path, strerror(-k));
+                return k;
         }
 
-        struct spawner *s = ao_xcalloc(1, sizeof(*s));
-        s->proc = p;
-        s->index = index;
-        s->serial = ++p->next_spawner_serial;
-        s->profile = profile;
-        s->pid = pid;
-        s->sock = sv[0];
-        s->listener = -1;
+        *s = (struct spawner){
+            .ops = setup->ops,
+            .owner = owner,
+            .lazy_replies = setup->lazy_replies,
+            .serial = ++setup->last_serial,
+            .profile = profile,
+            .pid = pid,
+            .sock = sv[0],
+        };
         s->queue_tail = &s->queue_head;
         if (fcntl(s->sock, F_SETFL, O_NONBLOCK) < 0 ||
-            ao_reactor_add_io(p->reactor, &s->io, s->sock, AO_IO_IN, on_socket, s) < 0 ||
-            ao_reactor_add_child(p->reactor, &s->child, pid, -1, 0, on_spawner_exit, s) < 0 ||
+            ao_reactor_add_io(setup->reactor, &s->io, s->sock, AO_IO_IN, on_socket, s) < 0 ||
+            ao_reactor_add_child(setup->reactor, &s->child, pid, -1, 0, on_spawner_exit, s) < 0 ||
             (profile && send_profile(s) < 0)) {
                 (void) kill(pid, SIGKILL);
-                ao_proc_spawner_stop(s);
+                ao_proc_spawner_done(s);
                 return ao_error_set(reterr, -EIO, "setting up the spawner failed");
         }
-        p->spawners[index] = s;
-        ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"path", p->spawner_path}),
+        ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"path", setup->path}),
                     "proc: spawner for profile '%s' started as pid %d", profile ? profile->name : "none",
                     (int) pid);
         return 0;
 }
 
-struct spawner *ao_proc_spawner_for(struct ao_proc *p, const struct ao_sandbox_profile *profile)
+void ao_proc_spawner_done(struct spawner *s)
 {
-        if (!p->spawner_path)
-                return NULL;
-        uint32_t free_slot = SPAWNERS_MAX;
-        for (uint32_t i = 0; i < SPAWNERS_MAX; i++) {
-                if (p->spawners[i] && p->spawners[i]->profile == profile)
-                        return p->spawners[i];
-                if (!p->spawners[i] && free_slot == SPAWNERS_MAX)
-                        free_slot = i;
-        }
-        struct ao_error err = {0};
-        if (free_slot == SPAWNERS_MAX) {
-                ao_log(AO_LOG_WARN,
-                       "proc: more than %d sandbox profiles in use; starting '%s' hooks in process",
-                       SPAWNERS_MAX, profile ? profile->name : "none");
-                return NULL;
-        }
-        if (spawner_start(p, free_slot, profile, &err) < 0) {
-                ao_log(AO_LOG_ERROR, "proc: %s; starting hooks in process", err.msg);
-                return NULL;
-        }
-        return p->spawners[free_slot];
-}
-
-struct spawner *ao_proc_spawner_stop(struct spawner *s)
-{
-        if (!s)
-                return NULL;
         while (s->queue_head) {
                 struct outgoing *o = s->queue_head;
                 s->queue_head = o->next;
                 outgoing_free(o);
         }
         s->io = ao_source_free(s->io);
-        s->listener_source = ao_source_free(s->listener_source);
-        s->listener = ao_safe_close(s->listener);
         /* Closing the socket is the spawner's signal to exit; the subreaper collects it. */
         s->sock = ao_safe_close(s->sock);
         s->child = ao_source_free(s->child);
-        free(s);
-        return NULL;
-}
-
-pid_t ao_proc_spawner_pid(const struct spawner *s)
-{
-        return s->pid;
 }
 
 int ao_proc_spawner_reap(struct spawner *s)

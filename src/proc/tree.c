@@ -16,12 +16,16 @@
  *
  * Without the subreaper (prctl refused) survivors go elsewhere, and the
  * answer is always "maybe not": the callers then take the careful way.
+ *
+ * Which children are known (spawners, runs' leaders) is the owner's to say,
+ * through the ops it gave.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -33,34 +37,47 @@ bool ao_proc_group_gone(pid_t pid)
         return pid > 0 && kill(-pid, 0) < 0 && errno == ESRCH;
 }
 
-static bool known_child(const struct ao_proc *p, pid_t pid)
+pid_t ao_proc_group_of(pid_t pid)
 {
-        for (int i = 0; i < SPAWNERS_MAX; i++)
-                if (p->spawners[i] && ao_proc_spawner_pid(p->spawners[i]) == pid)
-                        return true;
-        for (const struct ao_proc_run *r = p->runs; r; r = r->next)
-                if (r->pid == pid && r->state != RUN_STARTING)
-                        return true;
-        return false;
+        char path[64], buf[512];
+        (void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -1;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        (void) close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        const char *after_name = strrchr(buf, ')');
+        int pgrp;
+        if (!after_name || sscanf(after_name + 2, "%*c %*d %d", &pgrp) != 1)
+                return -1;
+        return pgrp;
 }
 
-/* Each pid of the children file is a child we know; false when one is not, or the file cannot be read. */
-static bool children_known(struct ao_proc *p)
+void ao_proc_tree_init(struct tree *t, bool subreaper, const struct tree_ops *ops, void *owner)
 {
-        if (p->children_fd < 0) {
+        *t = (struct tree){.ops = ops, .owner = owner, .subreaper = subreaper, .children_fd = -1};
+}
+
+/* Whether every pid in the children file is a child the owner knows; false when the file cannot be read. */
+static bool children_known(struct tree *t)
+{
+        if (t->children_fd < 0) {
                 char path[64];
                 (void) snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
-                p->children_fd = open(path, O_RDONLY | O_CLOEXEC);
-                if (p->children_fd < 0) {
-                        p->children_fd = -2; /* CONFIG_PROC_CHILDREN off, or no /proc: never ask again */
+                t->children_fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (t->children_fd < 0) {
+                        t->children_fd = -2; /* CONFIG_PROC_CHILDREN off, or no /proc: never ask again */
                         return false;
                 }
         }
-        if (p->children_fd < 0)
+        if (t->children_fd < 0)
                 return false;
         char text[CHILDREN_TEXT_MAX];
         /* A seq_file: reading from offset 0 lists the children as they are now. */
-        ssize_t n = pread(p->children_fd, text, sizeof(text) - 1, 0);
+        ssize_t n = pread(t->children_fd, text, sizeof(text) - 1, 0);
         if (n < 0 || (size_t) n == sizeof(text) - 1)
                 return false; /* unreadable, or too many to check here */
         text[n] = '\0';
@@ -68,28 +85,27 @@ static bool children_known(struct ao_proc *p)
                 long pid = strtol(s, &end, 10);
                 if (end == s)
                         break;
-                if (!known_child(p, (pid_t) pid))
+                if (!t->ops->known(t->owner, (pid_t) pid))
                         return false;
         }
         return true;
 }
 
-bool ao_proc_tree_gone(struct ao_proc *p)
+bool ao_proc_tree_gone(struct tree *t)
 {
-        if (!p->sigchld)
+        if (!t->subreaper)
                 return false;
-        if (children_known(p))
+        if (children_known(t))
                 return true;
         /* A child of a run whose reply is not read yet looks unknown: read what has come, look again. */
-        if (!ao_proc_replies_outstanding(p))
+        if (!t->ops->read_replies(t->owner))
                 return false;
-        ao_proc_spawners_collect(p);
-        return children_known(p);
+        return children_known(t);
 }
 
-void ao_proc_tree_done(struct ao_proc *p)
+void ao_proc_tree_done(struct tree *t)
 {
-        if (p->children_fd >= 0)
-                (void) close(p->children_fd);
-        p->children_fd = -1;
+        if (t->children_fd >= 0)
+                (void) close(t->children_fd);
+        t->children_fd = -1;
 }
