@@ -26,7 +26,7 @@
  *   module-run.c       handler: TASK_MODULE_RUN, TASK_MODULE_DELETE, TASK_MODULE_PURGE
  *   global-sync.c      handler: TASK_KUBE_SYNC (the global hooks' Synchronization)
  *   engine.c           the handler table and the queues
- *   debug-api.c        the debug socket's and /status/converge's answers
+ *   state-api.c        answers about the state: the debug socket, /status/converge
  *   lifecycle.c        start-up, config changes and tear-down
  *   start.c            the `start` command: the reactor, processes, the runner, then the lifecycle
  *
@@ -569,6 +569,6 @@ int engine_start(struct operator_state *op, struct ao_error *reterr);
 int lifecycle_start(struct operator_state *op);
 void lifecycle_done(struct operator_state *op);
 
-/* ---- debug-api.c: the main-thread side of the debug socket and /status/converge (http.h) -------- */
+/* ---- state-api.c: the main-thread side of the debug socket and /status/converge (http.h) --- */
 
-int debug_api_handle(const char *path, const char *query, struct cJSON **ret_body, void *userdata);
+int state_api_handle(const char *path, const char *query, struct cJSON **ret_body, void *userdata);

@@ -247,7 +247,7 @@ static int start_http(struct operator_state *op, struct ao_error *reterr)
             .unix_socket = s->debug_unix_socket,
             .metrics = op->metrics,
             .hook_metrics = op->hook_metrics,
-            .handler = debug_api_handle,
+            .handler = state_api_handle,
             .userdata = op,
         };
         int r = ao_http_start(op->reactor, &options, &op->http, reterr);

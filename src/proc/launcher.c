@@ -615,9 +615,12 @@ static int launch(struct ao_proc *p, struct ao_proc_run *run, const struct ao_pr
         int k = ao_proc_spawner_request(&e->client, run->id, run->status_slot, run->path, spec->argv,
                                         spec->envp, spec->cwd, run->out[AO_PROC_STDOUT].write_fd,
                                         run->out[AO_PROC_STDERR].write_fd);
-        if (k >= 0)
-                run->spawner = e;
-        return k;
+        if (k < 0) {
+                ao_proc_launch_status_release(&p->env.status, &run->status_slot);
+                return k;
+        }
+        run->spawner = e;
+        return 0;
 }
 
 int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_proc_run **ret_run,
@@ -636,13 +639,19 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
                 return ao_error_set(reterr, k, "proc: cannot set up output pipes for '%s': %s", spec->path,
                                     strerror(-k));
         }
+        /*
+         * Handed out before the launch: an in-process launch that fails reports the exit at once,
+         * and its handler may free what @ret_run points into.
+         */
+        if (ret_run)
+                *ret_run = run;
         k = launch(p, run, spec);
         if (k < 0) {
+                if (ret_run)
+                        *ret_run = NULL;
                 drop_run(p, run);
                 return ao_error_set(reterr, k, "proc: cannot start '%s': %s", spec->path, strerror(-k));
         }
-        if (ret_run)
-                *ret_run = run;
         return 0;
 }
 

@@ -64,7 +64,7 @@ void ao_proc_tree_init(struct tree *t, bool subreaper, const struct tree_ops *op
 /* Whether every pid in the children file is a child the owner knows; false when the file cannot be read. */
 static bool children_known(struct tree *t)
 {
-        if (t->children_fd < 0) {
+        if (t->children_fd == -1) {
                 char path[64];
                 (void) snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
                 t->children_fd = open(path, O_RDONLY | O_CLOEXEC);

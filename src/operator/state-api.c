@@ -184,7 +184,7 @@ static int converge_status(struct operator_state *op, bool output_json, cJSON **
         return reply_text(200, ret_body, text);
 }
 
-int debug_api_handle(const char *path, const char *query, cJSON **ret_body, void *userdata)
+int state_api_handle(const char *path, const char *query, cJSON **ret_body, void *userdata)
 {
         struct operator_state *op = userdata;
         struct ao_debug_request req;

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The prefix rule for private names (docs/STYLE.md): a function that is not static and not
+public (ao_...) must not start with the name of another directory under src/, where it would
+read as that directory's public API, and must be defined once in the whole program.
+
+    tests/tools/private-names.py SRC_DIR [--tap]
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from importlib import import_module
+
+graph = import_module("file-graph")
+
+
+def main():
+    args = sys.argv[1:]
+    tap = "--tap" in args
+    if tap:
+        args.remove("--tap")
+    src = args[0]
+    directories = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
+    problems = []
+    seen = {}
+    for d in directories:
+        path = os.path.join(src, d)
+        for f in sorted(os.listdir(path)):
+            if not f.endswith(".c"):
+                continue
+            text = graph.strip(open(os.path.join(path, f)).read())
+            for name in sorted(graph.definitions(text)):
+                if name.startswith("ao_") or name == "main":
+                    continue
+                where = f"src/{d}/{f}"
+                if name in seen and seen[name] != where:
+                    problems.append(f"{name}: defined in {seen[name]} and {where}")
+                seen[name] = where
+                first = name.split("_")[0]
+                if first != d and first in directories:
+                    problems.append(f"{where}: {name} reads as src/{first}'s API")
+    for p in problems:
+        print(p, file=sys.stderr)
+    if tap:
+        print("1..1")
+        print(f"{'not ok' if problems else 'ok'} 1 - private names follow the prefix rule ({len(seen)} names)")
+        return 0
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
