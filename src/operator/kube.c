@@ -855,7 +855,7 @@ int kube_apply_object_patches(struct operator_state *op, struct module *mod, con
                                             .client = k->patcher_client,
                                             .discovery = k->discovery,
                                             .jq = k->jq,
-                                            .delete_poll_scale = op->settings->retry_delay_scale};
+                                            .retry_scale = op->settings->retry_delay_scale};
         r = ao_object_patch_apply(&env, &ops, on_patch_job_done, j, &j->run, reterr);
         if (r < 0) {
                 patch_job_unlink(k, j);
@@ -996,8 +996,7 @@ int kube_start(struct operator_state *op, struct ao_error *reterr)
         struct ao_informers_options inf_options = {.on_error = on_watch_error,
                                                    .on_stat = on_informer_stat,
                                                    .userdata = op,
-                                                   .backoff_scale_percent =
-                                                       (uint64_t) (s->retry_delay_scale * 100 + 0.5)};
+                                                   .retry_scale = s->retry_delay_scale};
         k->informers = ao_informers_new(op->reactor, k->client, &inf_options);
         k->jq = ao_jq_cache_new();
         r = ao_reactor_add_time(op->reactor, &k->discovery_retry, 0, on_discovery_retry, op);

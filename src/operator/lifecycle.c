@@ -270,7 +270,7 @@ static int setup_queues(struct operator_state *op, struct ao_error *reterr)
             .handler = handle_task,
             .on_task_removed = on_task_removed,
             .userdata = op,
-            .backoff_scale = op->settings->retry_delay_scale,
+            .retry_scale = op->settings->retry_delay_scale,
         };
         int r = ao_queues_new(op->reactor, &options, &op->queues, reterr);
         if (r >= 0)
