@@ -67,8 +67,8 @@ struct ao_informers_options {
         ao_informer_error_observer *on_error; /* may be NULL */
         ao_informer_stat_observer *on_stat;   /* may be NULL */
         void *userdata;
-        uint64_t backoff_scale_percent; /* 100: real back-off; tests make it faster; 0 means 100 */
-        unsigned page_size;             /* LIST limit; 0: 500 */
+        double retry_scale; /* multiplies the back-off (tests make it faster); <= 0 means 1 */
+        unsigned page_size; /* LIST limit; 0: 500 */
 };
 
 struct ao_informers *ao_informers_new(struct ao_reactor *r, struct ao_kube_client *client,

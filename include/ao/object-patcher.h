@@ -43,7 +43,7 @@ struct ao_object_patcher_env {
         struct ao_kube_client *client;
         const struct ao_kube_discovery *discovery; /* must outlive the run */
         struct ao_jq_cache *jq;
-        double delete_poll_scale; /* multiplies the 1 s Delete poll interval (tests); <= 0: 1 */
+        double retry_scale; /* multiplies the 1 s Delete poll interval (tests); <= 0: 1 */
 };
 
 /**

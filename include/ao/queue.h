@@ -84,8 +84,11 @@ struct ao_task_spec {
 struct ao_queues_options {
         ao_task_handler *handler; /* required */
         void *userdata;
-        /* Multiplies every back-off delay (1.0 when 0): tests shorten retries without sleeping for seconds. */
-        double backoff_scale;
+        /*
+         * Multiplies every back-off delay (1.0 when 0; negative or NaN is refused): tests shorten
+         * retries without sleeping for seconds. The same setting as the informers' and the ConfigMap's.
+         */
+        double retry_scale;
         /*
          * Called whenever a task is removed (success, allowed failure, merged into another by
          * combining or compaction, ao_queue_remove_if, free), before its payload is released. May be NULL.

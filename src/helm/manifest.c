@@ -12,6 +12,9 @@
 #include <yaml.h>
 
 #include "ao/alloc.h"
+#include "ao/input.h"
+#include "ao/json-type.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
 
@@ -275,31 +278,10 @@ static void doc_label(const struct source *src, size_t number, char *buf, size_t
                 (void) snprintf(buf, size, "document %zu", number);
                 return;
         }
-        size_t n = AO_MIN(src->len, (size_t) LABEL_MAX);
-        while (n > 0 && n < src->len && is_continuation(src->path[n]))
-                n--;
-        _cleanup_free_ char *head = ao_xstrndup(src->path, n);
         struct ao_strbuf sb = {0};
-        ao_strbuf_append_sanitized(&sb, head);
-        if (n < src->len)
-                ao_strbuf_append(&sb, "...");
+        ao_quote_text(&sb, src->path, src->len, LABEL_MAX);
         (void) snprintf(buf, size, "%s", ao_strbuf_str(&sb));
         ao_strbuf_done(&sb);
-}
-
-static const char *yaml_type_name(const cJSON *json)
-{
-        if (cJSON_IsObject(json))
-                return "a mapping";
-        if (cJSON_IsArray(json))
-                return "a sequence";
-        if (cJSON_IsString(json))
-                return "a string";
-        if (cJSON_IsNumber(json))
-                return "a number";
-        if (cJSON_IsBool(json))
-                return "a boolean";
-        return "null";
 }
 
 /* Where an object is: its document's label, and "items[N]: " for a List's items. */
@@ -339,7 +321,7 @@ static int add_object(const struct where *w, const cJSON *json, struct ao_helm_m
         const cJSON *metadata = cJSON_GetObjectItemCaseSensitive(json, "metadata");
         if (metadata && !cJSON_IsNull(metadata) && !cJSON_IsObject(metadata)) {
                 r = ao_error_set(reterr, -EBADMSG, "%s: %smetadata is %s, not a mapping", w->label, w->item,
-                                 yaml_type_name(metadata));
+                                 ao_json_type_name(metadata, AO_JSON_WORDS_YAML));
                 goto fail;
         }
         if ((r = read_string(w, metadata, "name", "metadata.name", true, &o.name, reterr)) < 0 ||
@@ -372,7 +354,7 @@ static int add_document(const char *label, const cJSON *doc, struct ao_helm_mani
 
         if (!cJSON_IsObject(doc))
                 return ao_error_set(reterr, -EBADMSG, "%s: the document is %s, not a mapping", label,
-                                    yaml_type_name(doc));
+                                    ao_json_type_name(doc, AO_JSON_WORDS_YAML));
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(doc, "kind");
         const cJSON *items = cJSON_GetObjectItemCaseSensitive(doc, "items");
         if (!cJSON_IsString(kind) || !is_list_kind(kind->valuestring) || !cJSON_IsArray(items))
@@ -387,7 +369,7 @@ static int add_document(const char *label, const cJSON *doc, struct ao_helm_mani
                 (void) snprintf(w.item, sizeof(w.item), "items[%zu]: ", i);
                 if (!cJSON_IsObject(item))
                         return ao_error_set(reterr, -EBADMSG, "%s: items[%zu] is %s, not a mapping", label, i,
-                                            yaml_type_name(item));
+                                            ao_json_type_name(item, AO_JSON_WORDS_YAML));
                 if ((r = add_object(&w, item, m, cap, reterr)) < 0)
                         return r;
         }
@@ -450,8 +432,7 @@ int ao_helm_manifest_parse(const char *text, size_t len, struct ao_helm_manifest
         if (len >= 2 && (((unsigned char) text[0] == 0xFE && (unsigned char) text[1] == 0xFF) ||
                          ((unsigned char) text[0] == 0xFF && (unsigned char) text[1] == 0xFE)))
                 return ao_error_set(reterr, -EBADMSG, "%s: UTF-16 is not supported", WHAT);
-        if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
-                s.bom = 3;
+        s.bom = ao_input_bom(text, len);
 
         find_sources(&s);
         r = scan_events(&s, reterr);

@@ -14,6 +14,8 @@
 #include <openssl/evp.h>
 
 #include "ao/alloc.h"
+#include "ao/json-type.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
 
 /*
@@ -33,31 +35,9 @@ static void json_deletep(cJSON **json)
 /* @s for a message, control characters escaped, cut at SHOW_MAX bytes. Valid until the next call. */
 static const char *show(struct ao_strbuf *sb, const char *s, size_t len)
 {
-        size_t n = AO_MIN(len, (size_t) SHOW_MAX);
-
-        while (n > 0 && n < len && ((unsigned char) s[n] & 0xC0) == 0x80)
-                n--;
-        _cleanup_free_ char *head = ao_xstrndup(s, n);
         ao_strbuf_reset(sb);
-        ao_strbuf_append_sanitized(sb, head);
-        if (n < len)
-                ao_strbuf_append(sb, "...");
+        ao_quote_text(sb, s, len, SHOW_MAX);
         return ao_strbuf_str(sb);
-}
-
-static const char *json_type_name(const cJSON *json)
-{
-        if (cJSON_IsObject(json))
-                return "an object";
-        if (cJSON_IsArray(json))
-                return "an array";
-        if (cJSON_IsString(json))
-                return "a string";
-        if (cJSON_IsNumber(json))
-                return "a number";
-        if (cJSON_IsBool(json))
-                return "a boolean";
-        return "null";
 }
 
 static bool is_json_space(char c)
@@ -107,7 +87,7 @@ static int parse_array(const char *what, const char *text, size_t len, cJSON **r
                 return r;
         if (json && !cJSON_IsArray(json))
                 return ao_error_set(reterr, -EBADMSG, "%s: expected a JSON array, got %s", what,
-                                    json_type_name(json));
+                                    ao_json_type_name(json, AO_JSON_WORDS_JSON));
         *ret = TAKE_PTR(json);
         return 0;
 }
@@ -147,7 +127,8 @@ static int history_element(const cJSON *e, size_t index, struct ao_helm_revision
         struct ao_strbuf sb = {0};
 
         if (!cJSON_IsObject(e))
-                return element_fail(reterr, HISTORY, index, "expected an object, got %s", json_type_name(e));
+                return element_fail(reterr, HISTORY, index, "expected an object, got %s",
+                                    ao_json_type_name(e, AO_JSON_WORDS_JSON));
 
         const cJSON *revision = cJSON_GetObjectItemCaseSensitive(e, "revision");
         if (!revision || cJSON_IsNull(revision))
@@ -231,7 +212,7 @@ int ao_helm_parse_list(const char *text, size_t len, const char *ignore, char **
         for (const cJSON *e = array ? array->child : NULL; e; e = e->next, index++) {
                 if (!cJSON_IsObject(e))
                         return element_fail(reterr, LIST, index, "expected an object, got %s",
-                                            json_type_name(e));
+                                            ao_json_type_name(e, AO_JSON_WORDS_JSON));
                 const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
                 if (!name || cJSON_IsNull(name))
                         return element_fail(reterr, LIST, index, "name is missing");
@@ -273,7 +254,7 @@ int ao_helm_parse_values_checksum(const char *text, size_t len, char **ret, stru
                 return r;
         if (values && !cJSON_IsObject(values) && !cJSON_IsNull(values))
                 return ao_error_set(reterr, -EBADMSG, "%s: expected a JSON object, got %s", VALUES,
-                                    json_type_name(values));
+                                    ao_json_type_name(values, AO_JSON_WORDS_JSON));
         const cJSON *checksum = cJSON_GetObjectItemCaseSensitive(values, CHECKSUM_KEY);
         *ret = cJSON_IsString(checksum) ? ao_xstrdup(checksum->valuestring) : NULL;
         return 0;

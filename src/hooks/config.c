@@ -16,6 +16,9 @@
 #include "ao/alloc.h"
 #include "ao/cron.h"
 #include "ao/duration.h"
+#include "ao/json-type.h"
+#include "ao/quote.h"
+#include "ao/string-table.h"
 #include "ao/yaml.h"
 #include "internal.h"
 
@@ -40,48 +43,9 @@
 
 /* ---- messages, paths ------------------------------------------------------------------------------ */
 
-/*
- * Copy @src to @dst (@size bytes) with bytes below 0x20 and 0x7F as \xNN.
- * When it does not fit, stop at a character boundary and, with @ellipsis,
- * end with "...".
- */
-static void escape_controls(char *dst, size_t size, const char *src, bool ellipsis)
-{
-        size_t n = 0, room = size - 1 - (ellipsis ? 3 : 0);
-        const unsigned char *p = (const unsigned char *) src;
-        bool cut = false;
-
-        for (; *p; p++) {
-                bool control = *p < 0x20 || *p == 0x7F;
-                if (n + (control ? 4 : 1) > room) {
-                        cut = true;
-                        break;
-                }
-                if (control)
-                        n += (size_t) snprintf(dst + n, size - n, "\\x%02x", *p);
-                else
-                        dst[n++] = (char) *p;
-        }
-        if (cut) {
-                /* Drop a partly copied UTF-8 sequence: its continuation bytes and its lead byte. */
-                if ((*p & 0xC0) == 0x80) {
-                        while (n > 0 && ((unsigned char) dst[n - 1] & 0xC0) == 0x80)
-                                n--;
-                        if (n > 0 && (unsigned char) dst[n - 1] >= 0xC0)
-                                n--;
-                }
-                if (ellipsis) {
-                        memcpy(dst + n, "...", 3);
-                        n += 3;
-                }
-        }
-        dst[n] = '\0';
-}
-
 const char *ao_hook_config_show(char buf[static AO_HOOK_CONFIG_SHOW_MAX], const char *s)
 {
-        escape_controls(buf, AO_HOOK_CONFIG_SHOW_MAX, s ? s : "", true);
-        return buf;
+        return ao_quote_bytes(buf, AO_HOOK_CONFIG_SHOW_MAX, s ? s : "", s ? strlen(s) : 0);
 }
 
 int ao_hook_config_fail(struct ao_hook_config_ctx *ctx, int code, const char *path, const char *fmt, ...)
@@ -101,7 +65,7 @@ int ao_hook_config_fail(struct ao_hook_config_ctx *ctx, int code, const char *pa
         else
                 (void) snprintf(raw, sizeof(raw), "%s: %s", ctx->hook, reason);
         /* Hook names and libraries' messages (ao_cron, ao_yaml) may carry raw user bytes too. */
-        escape_controls(ctx->reterr->msg, sizeof(ctx->reterr->msg), raw, false);
+        (void) ao_quote_bytes(ctx->reterr->msg, sizeof(ctx->reterr->msg), raw, strlen(raw));
         ctx->reterr->code = code;
         return code;
 }
@@ -148,19 +112,7 @@ const char *ao_hook_config_path_index(char buf[static AO_HOOK_CONFIG_PATH_MAX], 
 
 const char *ao_hook_config_type_name(const cJSON *json)
 {
-        if (cJSON_IsNull(json))
-                return "null";
-        if (cJSON_IsBool(json))
-                return "a boolean";
-        if (cJSON_IsNumber(json))
-                return "a number";
-        if (cJSON_IsString(json))
-                return "a string";
-        if (cJSON_IsArray(json))
-                return "an array";
-        if (cJSON_IsObject(json))
-                return "an object";
-        return "an invalid value";
+        return ao_json_type_name(json, AO_JSON_WORDS_JSON);
 }
 
 /* ---- typed members ---------------------------------------------------------------------------------- */
@@ -895,22 +847,7 @@ static const char *const binding_type_names[_AO_BINDING_TYPE_MAX] = {
     [AO_BINDING_KUBERNETES] = "kubernetes",
 };
 
-const char *ao_binding_type_to_string(enum ao_binding_type t)
-{
-        if (t < 0 || t >= _AO_BINDING_TYPE_MAX)
-                return NULL;
-        return binding_type_names[t];
-}
-
-enum ao_binding_type ao_binding_type_from_string(const char *s)
-{
-        if (!s)
-                return _AO_BINDING_TYPE_INVALID;
-        for (size_t i = 0; i < _AO_BINDING_TYPE_MAX; i++)
-                if (strcmp(binding_type_names[i], s) == 0)
-                        return (enum ao_binding_type) i;
-        return _AO_BINDING_TYPE_INVALID;
-}
+AO_STRING_TABLE(ao_binding_type, enum ao_binding_type, binding_type_names);
 
 bool ao_hook_config_has(const struct ao_hook_config *cfg, enum ao_binding_type t)
 {

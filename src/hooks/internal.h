@@ -60,7 +60,7 @@ const char *ao_hook_config_path_index(char buf[static AO_HOOK_CONFIG_PATH_MAX], 
 int ao_hook_config_members(struct ao_hook_config_ctx *ctx, const char *path, const struct cJSON *json,
                            const char *const *names, size_t n, const struct cJSON **ret_members);
 
-/** "null", "a boolean", "a number", "a string", "an array" or "an object". */
+/** ao_json_type_name() in JSON words: "null", "a boolean", ..., "an array", "an object"; "an invalid value". */
 const char *ao_hook_config_type_name(const struct cJSON *json);
 
 /* Typed members; @json may be NULL only where noted. Strings are borrowed from @json. */

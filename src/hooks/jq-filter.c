@@ -26,6 +26,7 @@
 
 #include "ao/jq-filter.h"
 #include "ao/alloc.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
 
@@ -325,17 +326,10 @@ static cJSON *from_jv(jv v, int depth, bool *too_deep)
 /* @s made printable (one line, for logs) and cut at @max bytes without splitting a UTF-8 sequence. */
 static void append_printable(struct ao_strbuf *sb, const char *s, size_t max)
 {
-        size_t start = sb->len, len;
+        size_t start = sb->len;
 
         ao_strbuf_append_sanitized(sb, s);
-        if (sb->len - start <= max)
-                return;
-        len = start + max;
-        while (len > start && ((unsigned char) sb->buf[len] & 0xC0) == 0x80)
-                len--;
-        sb->len = len;
-        sb->buf[len] = '\0';
-        ao_strbuf_append(sb, "...");
+        ao_quote_cut(sb, start, max);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ao/alloc.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
 
 enum ao_http_format ao_http_format_from_path(const char *path, size_t *len)
@@ -145,13 +146,10 @@ static char *query_unescape(const char *s, size_t len)
 /* Query text is the client's: quoted with control bytes escaped, and cut short, so messages stay one line. */
 static int query_error(struct ao_error *reterr, const char *what, const char *text, size_t len)
 {
-        _cleanup_free_ char *cut = ao_xstrndup(text, len < 64 ? len : 64);
-        struct ao_strbuf sb = {0};
+        _cleanup_(ao_strbuf_done) struct ao_strbuf sb = {0};
 
-        ao_strbuf_append_sanitized(&sb, cut);
-        _cleanup_free_ char *shown = ao_strbuf_steal(&sb);
-        return ao_error_set(reterr, -EINVAL, "query: %s '%s%s'", what, shown ? shown : "",
-                            len > 64 ? "..." : "");
+        ao_quote_text(&sb, text, len, 64);
+        return ao_error_set(reterr, -EINVAL, "query: %s '%s'", what, ao_strbuf_str(&sb));
 }
 
 /* strconv.ParseBool's spellings. */

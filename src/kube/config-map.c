@@ -13,10 +13,12 @@
  * remembers the generation of its last change).
  */
 #include <cJSON.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ao/alloc.h"
+#include "ao/backoff.h"
 #include "ao/config-data.h"
 #include "ao/config-map.h"
 #include "ao/informer.h"
@@ -27,8 +29,12 @@
 #include "ao/reactor.h"
 #include "ao/yaml.h"
 
-#define RETRY_FIRST_USEC 500000ULL
-#define RETRY_MAX_USEC   30000000ULL
+/* 0.5 s doubling to 30 s, no jitter: one writer per operator, nobody to fall in step with. */
+static const struct ao_backoff write_backoff = {
+    .first_usec = 500 * AO_USEC_PER_MSEC,
+    .max_usec = 30 * AO_USEC_PER_SEC,
+    .jitter = AO_BACKOFF_JITTER_NONE,
+};
 
 struct ao_config_map {
         struct ao_config_map_options options;
@@ -45,7 +51,8 @@ struct ao_config_map {
         struct ao_kube_request *write;
         cJSON *in_flight_generation; /* key → generation the write in flight carries */
         struct ao_source *retry;
-        uint64_t backoff_usec;
+        struct ao_backoff backoff; /* write_backoff with the options' retry_scale */
+        unsigned failures;         /* writes and reads failed in a row: the back-off's exponent */
         bool ready;
 };
 
@@ -217,12 +224,10 @@ static int on_retry(struct ao_source *s, uint64_t now, void *userdata)
 
 static void retry_later(struct ao_config_map *cm, uint64_t at_least_usec)
 {
-        cm->backoff_usec = cm->backoff_usec ? cm->backoff_usec * 2 : RETRY_FIRST_USEC;
-        if (cm->backoff_usec > RETRY_MAX_USEC)
-                cm->backoff_usec = RETRY_MAX_USEC;
-        uint64_t wait = cm->backoff_usec > at_least_usec ? cm->backoff_usec : at_least_usec;
-        double scale = cm->options.retry_scale > 0 ? cm->options.retry_scale : 1;
-        (void) ao_source_set_time_relative(cm->retry, (uint64_t) ((double) wait * scale));
+        if (cm->failures < UINT_MAX)
+                cm->failures++;
+        (void) ao_source_set_time_relative(cm->retry,
+                                           ao_backoff_wait_usec(&cm->backoff, cm->failures, at_least_usec));
 }
 
 /* The keys of the write that landed leave pending, unless they were set again meanwhile. */
@@ -254,7 +259,7 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
                 }
                 cJSON_Delete(obj);
                 settle(cm);
-                cm->backoff_usec = 0;
+                cm->failures = 0;
                 refresh(cm, true);
                 if (cJSON_GetArraySize(cm->pending_generation) > 0)
                         send_pending(cm);
@@ -431,6 +436,8 @@ int ao_config_map_open(const struct ao_config_map_options *options, struct ao_co
 {
         struct ao_config_map *cm = ao_xcalloc(1, sizeof(*cm));
         cm->options = *options;
+        cm->backoff = write_backoff;
+        cm->backoff.retry_scale = options->retry_scale;
         cm->namespace_ = ao_xstrdup(options->namespace_);
         cm->name = ao_xstrdup(options->name);
         cm->display = ao_xasprintf("%s/%s", options->namespace_, options->name);

@@ -19,6 +19,7 @@
 
 #include "ao/kube-discovery.h"
 #include "ao/alloc.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
 
 struct api_group {
@@ -57,19 +58,11 @@ static bool streq(const char *a, const char *b)
 static const char *printable(char buf[static PRINTABLE_MAX], const char *s)
 {
         _cleanup_(ao_strbuf_done) struct ao_strbuf sb = {0};
-        size_t len;
 
         ao_strbuf_append_sanitized(&sb, s);
-        len = sb.len;
-        if (len >= PRINTABLE_MAX) {
-                len = PRINTABLE_MAX - 4;
-                while (len > 0 && ((unsigned char) sb.buf[len] & 0xC0) == 0x80)
-                        len--; /* do not cut a UTF-8 sequence */
-                memcpy(buf + len, "...", 4);
-        } else {
-                buf[len] = '\0';
-        }
-        memcpy(buf, ao_strbuf_str(&sb), len);
+        if (sb.len >= PRINTABLE_MAX)
+                ao_quote_cut(&sb, 0, PRINTABLE_MAX - 4); /* "..." and the NUL fit */
+        memcpy(buf, ao_strbuf_str(&sb), sb.len + 1);
         return buf;
 }
 

@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/input.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
 
@@ -160,8 +161,9 @@ static int parse_credential(const char *text, size_t len, const char *want_versi
         int64_t expires_unix = 0;
         int r;
 
-        if (len > EXEC_OUTPUT_MAX)
-                return ao_error_set(reterr, -EFBIG, "ExecCredential: larger than %u bytes", EXEC_OUTPUT_MAX);
+        r = ao_input_check_size(len, EXEC_OUTPUT_MAX, "ExecCredential", NULL, reterr);
+        if (r < 0)
+                return r;
         r = ao_yaml_load(text, len, "ExecCredential", &root, reterr);
         if (r < 0)
                 return r;

@@ -26,12 +26,14 @@
  * ~25 MB that way.) A subscriber arriving after that gets a fresh LIST.
  */
 #include <cJSON.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "ao/alloc.h"
+#include "ao/backoff.h"
 #include "ao/hashmap.h"
 #include "ao/informer.h"
 #include "ao/kube-client.h"
@@ -43,8 +45,6 @@
 #include "internal.h"
 
 #define PAGE_SIZE_DEFAULT     500u
-#define BACKOFF_FIRST_USEC    800000ULL
-#define BACKOFF_MAX_USEC      30000000ULL
 #define WATCH_TIMEOUT_MIN_SEC 300 /* the server ends each watch after 5-10 min, at random */
 #define WATCH_TIMEOUT_SPREAD  300
 #define WATCH_IDLE_GRACE_SEC  60           /* no byte for timeoutSeconds + this: the connection is dead */
@@ -104,7 +104,7 @@ struct informer {
         bool stream_gone;             /* the stream carried a 410 ERROR event */
         struct ao_source *retry_timer;
         struct ao_source *stop_defer;
-        uint64_t backoff_usec;
+        unsigned failures; /* in a row, since the watch last worked: the back-off's exponent */
         struct ao_informer_sub *subs;
         size_t n_subs;
         unsigned dispatching;
@@ -114,7 +114,18 @@ struct ao_informers {
         struct ao_reactor *reactor;
         struct ao_kube_client *client;
         struct ao_informers_options options;
+        struct ao_backoff backoff;
         struct ao_hashmap *informers; /* key → informer */
+};
+
+/*
+ * 0.8 s doubling to 30 s, and of that a uniform pick in [d/2, d]: replicas that lost the same
+ * server do not come back in step.
+ */
+static const struct ao_backoff informer_backoff = {
+    .first_usec = 800 * AO_USEC_PER_MSEC,
+    .max_usec = 30 * AO_USEC_PER_SEC,
+    .jitter = AO_BACKOFF_JITTER_HALF,
 };
 
 static void start_list(struct informer *inf);
@@ -313,13 +324,6 @@ static void sub_schedule_synced(struct ao_informer_sub *sub)
 
 /* ---- errors and back-off ---------------------------------------------------------------------- */
 
-static uint64_t scaled(const struct informer *inf, uint64_t usec)
-{
-        uint64_t pct =
-            inf->reg->options.backoff_scale_percent ? inf->reg->options.backoff_scale_percent : 100;
-        return usec * pct / 100;
-}
-
 static void report_error(struct informer *inf, const char *error_type)
 {
         if (inf->reg->options.on_error)
@@ -355,16 +359,12 @@ static void notify_recovered(struct informer *inf, enum ao_watch_type type, cons
 /* Wait, then watch again from the last resourceVersion, or list again if @relist. */
 static void retry_later(struct informer *inf, uint64_t retry_after_usec, bool relist)
 {
-        inf->backoff_usec = inf->backoff_usec ? inf->backoff_usec * 2 : BACKOFF_FIRST_USEC;
-        if (inf->backoff_usec > BACKOFF_MAX_USEC)
-                inf->backoff_usec = BACKOFF_MAX_USEC;
-        /* Half fixed, half random: replicas that lost the same server do not come back in step. */
-        uint64_t wait = inf->backoff_usec / 2 + (uint64_t) random() % (inf->backoff_usec / 2 + 1);
-        if (retry_after_usec > wait)
-                wait = retry_after_usec;
+        if (inf->failures < UINT_MAX)
+                inf->failures++;
         inf->phase = PHASE_BACKOFF;
         inf->relist_after_backoff = relist || !inf->resource_version;
-        (void) ao_source_set_time_relative(inf->retry_timer, scaled(inf, wait));
+        (void) ao_source_set_time_relative(
+            inf->retry_timer, ao_backoff_wait_usec(&inf->reg->backoff, inf->failures, retry_after_usec));
 }
 
 static int on_retry(struct ao_source *s, uint64_t now, void *userdata)
@@ -576,7 +576,7 @@ static int on_watch_event(struct ao_watch_event *ev, void *userdata)
         }
         if (ev->type != AO_WATCH_EVENT_BOOKMARK)
                 apply_event(inf, ev->type, ev->object);
-        inf->backoff_usec = 0; /* the watch works: the next failure starts the back-off afresh */
+        inf->failures = 0; /* the watch works: the next failure starts the back-off afresh */
         cJSON_Delete(ev->object);
         return 0;
 }
@@ -777,6 +777,8 @@ struct ao_informers *ao_informers_new(struct ao_reactor *r, struct ao_kube_clien
         reg->client = client;
         if (options)
                 reg->options = *options;
+        reg->backoff = informer_backoff;
+        reg->backoff.retry_scale = reg->options.retry_scale;
         reg->informers = ao_hashmap_new(NULL);
         return reg;
 }

@@ -12,13 +12,6 @@
 
 struct ao_strbuf;
 
-/**
- * The first @len bytes of @s for an error message, in @buf (@size bytes): control characters and
- * invalid UTF-8 as \xNN so the message stays one printable line, cut at a character boundary with
- * "..." when longer. Returns @buf.
- */
-const char *kube_excerpt(char *buf, size_t size, const char *s, size_t len);
-
 /** Append @s percent-encoded for a query parameter value. */
 void kube_query_escape(struct ao_strbuf *q, const char *s);
 

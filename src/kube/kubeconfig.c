@@ -14,6 +14,9 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/input.h"
+#include "ao/json-type.h"
+#include "ao/quote.h"
 #include "ao/yaml.h"
 
 /*
@@ -64,39 +67,10 @@ struct kc_node {
 
 /* ---- messages ------------------------------------------------------------------------------------- */
 
-static const char *type_name(const cJSON *json)
-{
-        if (cJSON_IsBool(json))
-                return "a boolean";
-        if (cJSON_IsNumber(json))
-                return "a number";
-        if (cJSON_IsString(json))
-                return "a string";
-        if (cJSON_IsArray(json))
-                return "a list";
-        if (cJSON_IsObject(json))
-                return "a mapping";
-        return "null";
-}
-
 /* @s for a message in @buf (@size bytes): control bytes as \xNN, cut with "..." when too long. */
 static const char *escape(char *buf, size_t size, const char *s)
 {
-        size_t n = 0;
-
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-                bool control = *p < 0x20 || *p == 0x7F;
-                if (n + (control ? 4 : 1) > size - 4) {
-                        memcpy(buf + n, "...", 4);
-                        return buf;
-                }
-                if (control)
-                        n += (size_t) snprintf(buf + n, size - n, "\\x%02x", *p);
-                else
-                        buf[n++] = (char) *p;
-        }
-        buf[n] = '\0';
-        return buf;
+        return ao_quote_bytes(buf, size, s, strlen(s));
 }
 
 /* User strings in messages: names, URLs, versions. */
@@ -166,7 +140,8 @@ static int get_string(const struct kc_node *node, const char *key, const char **
         const cJSON *v = member(node, key);
 
         if (v && !cJSON_IsString(v))
-                return fail(reterr, node, key, "must be a string, not %s", type_name(v));
+                return fail(reterr, node, key, "must be a string, not %s",
+                            ao_json_type_name(v, AO_JSON_WORDS_KUBECTL));
         *ret = v && v->valuestring[0] != '\0' ? v->valuestring : NULL;
         return 0;
 }
@@ -176,7 +151,8 @@ static int get_bool(const struct kc_node *node, const char *key, bool *ret, stru
         const cJSON *v = member(node, key);
 
         if (v && !cJSON_IsBool(v))
-                return fail(reterr, node, key, "must be true or false, not %s", type_name(v));
+                return fail(reterr, node, key, "must be true or false, not %s",
+                            ao_json_type_name(v, AO_JSON_WORDS_KUBECTL));
         *ret = cJSON_IsTrue(v);
         return 0;
 }
@@ -188,7 +164,8 @@ static int get_mapping(const struct kc_node *node, const char *key, struct kc_no
         const cJSON *v = member(node, key);
 
         if (v && !cJSON_IsObject(v))
-                return fail(reterr, node, key, "must be a mapping, not %s", type_name(v));
+                return fail(reterr, node, key, "must be a mapping, not %s",
+                            ao_json_type_name(v, AO_JSON_WORDS_KUBECTL));
         ret->file = node->file;
         ret->body = v;
         (void) where(ret->path, sizeof(ret->path), node, key);
@@ -587,7 +564,8 @@ static int get_list(const struct kc_node *node, const char *key, const cJSON **r
         const cJSON *v = member(node, key);
 
         if (v && !cJSON_IsArray(v))
-                return fail(reterr, node, key, "must be a list, not %s", type_name(v));
+                return fail(reterr, node, key, "must be a list, not %s",
+                            ao_json_type_name(v, AO_JSON_WORDS_KUBECTL));
         *ret = v;
         *ret_v = ao_xcalloc((size_t) (v ? cJSON_GetArraySize(v) : 0) + 1, sizeof(char *));
         return 0;
@@ -603,7 +581,8 @@ static int parse_exec_args(const struct kc_node *x, struct ao_kube_exec *exec, s
                 return r;
         for (const cJSON *a = args ? args->child : NULL; a; a = a->next, i++) {
                 if (!cJSON_IsString(a))
-                        return fail(reterr, x, "args", "item %zu must be a string, not %s", i, type_name(a));
+                        return fail(reterr, x, "args", "item %zu must be a string, not %s", i,
+                                    ao_json_type_name(a, AO_JSON_WORDS_KUBECTL));
                 exec->args[i] = ao_xstrdup(a->valuestring);
         }
         return 0;
@@ -623,7 +602,7 @@ static int parse_exec_env(const struct kc_node *x, struct ao_kube_exec *exec, st
                 set_path(&item, "%s.env[%zu]", x->path, i);
                 if (!cJSON_IsObject(e))
                         return fail(reterr, &item, NULL, "must be a mapping with name and value, not %s",
-                                    type_name(e));
+                                    ao_json_type_name(e, AO_JSON_WORDS_KUBECTL));
                 r = get_string(&item, "name", &name, reterr);
                 if (r >= 0)
                         r = get_string(&item, "value", &value, reterr);
@@ -779,10 +758,12 @@ static int entry_name(const struct kc_file *file, const char *list, size_t index
 
         set_path(&node, "%s[%zu]", list, index);
         if (!cJSON_IsObject(entry))
-                return fail(reterr, &node, NULL, "must be a mapping, not %s", type_name(entry));
+                return fail(reterr, &node, NULL, "must be a mapping, not %s",
+                            ao_json_type_name(entry, AO_JSON_WORDS_KUBECTL));
         const cJSON *name = member(&node, "name");
         if (name && !cJSON_IsString(name))
-                return fail(reterr, &node, "name", "must be a string, not %s", type_name(name));
+                return fail(reterr, &node, "name", "must be a string, not %s",
+                            ao_json_type_name(name, AO_JSON_WORDS_KUBECTL));
         *ret = name ? name->valuestring : "";
         return 0;
 }
@@ -807,7 +788,8 @@ static int lookup(const struct kc_files *files, const char *list, const char *bo
                 int r;
 
                 if (entries && !cJSON_IsArray(entries))
-                        return fail(reterr, &top, list, "must be a list, not %s", type_name(entries));
+                        return fail(reterr, &top, list, "must be a list, not %s",
+                                    ao_json_type_name(entries, AO_JSON_WORDS_KUBECTL));
                 for (const cJSON *e = entries ? entries->child : NULL; e; e = e->next, index++) {
                         r = entry_name(file, list, index, e, &this_name, reterr);
                         if (r < 0)
@@ -937,14 +919,15 @@ static int files_add_text(struct kc_files *files, const char *text, size_t len, 
         cJSON *root = NULL;
         int r;
 
-        if (len > AO_KUBECONFIG_MAX_INPUT)
-                return ao_error_set(reterr, -EFBIG, "%s: larger than %u bytes", name,
-                                    AO_KUBECONFIG_MAX_INPUT);
+        r = ao_input_check_size(len, AO_KUBECONFIG_MAX_INPUT, name, NULL, reterr);
+        if (r < 0)
+                return r;
         r = ao_yaml_load(text, len, name, &root, reterr);
         if (r < 0)
                 return r;
         if (!cJSON_IsNull(root) && !cJSON_IsObject(root)) {
-                r = ao_error_set(reterr, -EINVAL, "%s: must be a mapping, not %s", name, type_name(root));
+                r = ao_error_set(reterr, -EINVAL, "%s: must be a mapping, not %s", name,
+                                 ao_json_type_name(root, AO_JSON_WORDS_KUBECTL));
                 cJSON_Delete(root);
                 return r;
         }

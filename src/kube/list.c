@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
 
 #include "internal.h"
@@ -55,14 +56,14 @@ static int parse_body(const char *body, size_t len, cJSON **ret, struct ao_error
                 size_t at = end && end >= body && end <= body + len ? (size_t) (end - body) : 0;
                 size_t from = at > CONTEXT_BEFORE ? at - CONTEXT_BEFORE : 0;
                 return ao_error_set(reterr, -EBADMSG, "list: invalid JSON at byte %zu: '%s'", at,
-                                    kube_excerpt(buf, sizeof(buf), body + from, len - from));
+                                    ao_quote_bytes(buf, sizeof(buf), body + from, len - from));
         }
         for (const char *p = end; p < body + len; p++)
                 if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') {
                         cJSON_Delete(doc);
                         return ao_error_set(reterr, -EBADMSG, "list: text after the list at byte %zu: '%s'",
                                             (size_t) (p - body),
-                                            kube_excerpt(buf, sizeof(buf), p, (size_t) (body + len - p)));
+                                            ao_quote_bytes(buf, sizeof(buf), p, (size_t) (body + len - p)));
                 }
         *ret = doc;
         return 0;
@@ -77,8 +78,9 @@ static int refuse_status(const cJSON *doc, struct ao_error *reterr)
         (void) ao_kube_status_from_json(doc, &st);
         return ao_error_set(
             reterr, -EPROTO, "list: the API server answered with a Status: %d %s: '%s'", st.code,
-            st.reason[0] ? kube_excerpt(reason, sizeof(reason), st.reason, strlen(st.reason)) : "(no reason)",
-            kube_excerpt(message, sizeof(message), st.message, strlen(st.message)));
+            st.reason[0] ? ao_quote_bytes(reason, sizeof(reason), st.reason, strlen(st.reason))
+                         : "(no reason)",
+            ao_quote_bytes(message, sizeof(message), st.message, strlen(st.message)));
 }
 
 /* "ConfigMapList" → "ConfigMap"; NULL when @list_kind names no item kind. */
@@ -127,7 +129,7 @@ static int fill_member(cJSON *item, size_t i, const char *name, const char *valu
         if (!value)
                 return ao_error_set(reterr, -EBADMSG,
                                     "list: items[%zu]: %s missing and not implied by the list (kind '%s')", i,
-                                    name, kube_excerpt(buf, sizeof(buf), list_kind, strlen(list_kind)));
+                                    name, ao_quote_bytes(buf, sizeof(buf), list_kind, strlen(list_kind)));
         if (prepend_string(item, name, value) < 0)
                 return ao_error_set(reterr, -ENOMEM, "list: items[%zu]: out of memory", i);
         return 0;

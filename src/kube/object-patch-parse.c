@@ -11,8 +11,11 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/input.h"
 #include "ao/jsonpatch.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
+#include "ao/string-table.h"
 #include "ao/yaml.h"
 
 /*
@@ -42,22 +45,7 @@ static const char *const type_names[_AO_OBJECT_PATCH_TYPE_MAX] = {
     [AO_OBJECT_PATCH_JSON_PATCH] = "JSONPatch",
 };
 
-const char *ao_object_patch_type_to_string(enum ao_object_patch_type t)
-{
-        if (t < 0 || t >= _AO_OBJECT_PATCH_TYPE_MAX)
-                return NULL;
-        return type_names[t];
-}
-
-enum ao_object_patch_type ao_object_patch_type_from_string(const char *s)
-{
-        if (!s)
-                return _AO_OBJECT_PATCH_TYPE_INVALID;
-        for (size_t i = 0; i < _AO_OBJECT_PATCH_TYPE_MAX; i++)
-                if (strcmp(type_names[i], s) == 0)
-                        return (enum ao_object_patch_type) i;
-        return _AO_OBJECT_PATCH_TYPE_INVALID;
-}
+AO_STRING_TABLE(ao_object_patch_type, enum ao_object_patch_type, type_names);
 
 static bool is_create(enum ao_object_patch_type t)
 {
@@ -156,17 +144,8 @@ static int op_fail(struct parser *p, int code, const char *fmt, ...)
 /* @s for a message: control characters escaped, cut at SHOW_MAX bytes. Valid until the next call. */
 static const char *show(struct parser *p, const char *s)
 {
-        size_t n = strnlen(s, SHOW_MAX + 1);
-        bool cut = n > SHOW_MAX;
-
-        if (cut)
-                while (n > 0 && ((unsigned char) s[n] & 0xC0) == 0x80)
-                        n--;
-        _cleanup_free_ char *head = ao_xstrndup(s, AO_MIN(n, (size_t) SHOW_MAX));
         ao_strbuf_reset(&p->show);
-        ao_strbuf_append_sanitized(&p->show, head);
-        if (cut)
-                ao_strbuf_append(&p->show, "...");
+        ao_quote_text(&p->show, s, strlen(s), SHOW_MAX);
         return ao_strbuf_str(&p->show);
 }
 
@@ -411,7 +390,7 @@ static int decode_op(struct parser *p, cJSON *doc, struct ao_object_patch_op *re
 /* Whether the text, past whitespace and a byte order mark, starts like JSON. */
 static bool looks_like_json(const char *text, size_t len)
 {
-        size_t i = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+        size_t i = ao_input_bom(text, len);
         while (i < len && strchr(" \t\r\n", text[i]) && text[i] != '\0')
                 i++;
         return i < len && (text[i] == '{' || text[i] == '[');

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ao/alloc.h"
+#include "ao/backoff.h"
 #include "ao/jq-filter.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
@@ -220,8 +221,7 @@ static int on_poll_timer(struct ao_source *s, uint64_t now, void *userdata)
 
 static void poll_later(struct ao_object_patch_run *run)
 {
-        double scale = run->env.delete_poll_scale > 0 ? run->env.delete_poll_scale : 1;
-        uint64_t wait = (uint64_t) ((double) DELETE_POLL_USEC * scale);
+        uint64_t wait = ao_backoff_scale_usec(run->env.retry_scale, DELETE_POLL_USEC);
         if (!run->timer)
                 (void) ao_reactor_add_time_relative(run->env.reactor, &run->timer, wait, on_poll_timer, run);
         else

@@ -11,7 +11,9 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
+#include "ao/string-table.h"
 
 #include "internal.h"
 
@@ -58,22 +60,7 @@ struct ao_watch_decoder {
         bool failed;     /* an error was returned: only reset() or free() are allowed now */
 };
 
-const char *ao_watch_type_to_string(enum ao_watch_type t)
-{
-        if (t < 0 || t >= _AO_WATCH_EVENT_MAX)
-                return NULL;
-        return type_names[t];
-}
-
-enum ao_watch_type ao_watch_type_from_string(const char *s)
-{
-        if (!s)
-                return _AO_WATCH_EVENT_INVALID;
-        for (size_t i = 0; i < _AO_WATCH_EVENT_MAX; i++)
-                if (strcmp(type_names[i], s) == 0)
-                        return (enum ao_watch_type) i;
-        return _AO_WATCH_EVENT_INVALID;
-}
+AO_STRING_TABLE(ao_watch_type, enum ao_watch_type, type_names);
 
 struct ao_watch_decoder *ao_watch_decoder_new(size_t max_event, ao_watch_event_handler *cb, void *userdata)
 {
@@ -123,7 +110,7 @@ static int fail(struct ao_watch_decoder *d, struct ao_error *reterr, int code, c
         char buf[EXCERPT_MAX];
 
         return ao_error_set(reterr, code, "watch event %zu: %s: '%s'", d->n_events, reason,
-                            kube_excerpt(buf, EXCERPT_MAX, line, len));
+                            ao_quote_bytes(buf, EXCERPT_MAX, line, len));
 }
 
 /* ---- lines ------------------------------------------------------------------------------------------- */
@@ -173,7 +160,7 @@ static int unwrap(struct ao_watch_decoder *d, cJSON *root, const char *line, siz
         if (t < 0)
                 return ao_error_set(
                     reterr, -EBADMSG, "watch event %zu: unknown type '%s'", d->n_events,
-                    kube_excerpt(buf, EXCERPT_MAX, type->valuestring, strlen(type->valuestring)));
+                    ao_quote_bytes(buf, EXCERPT_MAX, type->valuestring, strlen(type->valuestring)));
         cJSON *object = cJSON_GetObjectItemCaseSensitive(root, "object");
         if (!object)
                 return fail(d, reterr, -EBADMSG, line, len, "missing \"object\"");
@@ -214,7 +201,8 @@ static int parse_line(struct ao_watch_decoder *d, const char *line, size_t len, 
                 size_t from = at > CONTEXT_BEFORE ? at - CONTEXT_BEFORE : 0;
                 char buf[EXCERPT_MAX];
                 return ao_error_set(reterr, -EBADMSG, "watch event %zu: invalid JSON at byte %zu: '%s'",
-                                    d->n_events, at, kube_excerpt(buf, EXCERPT_MAX, line + from, len - from));
+                                    d->n_events, at,
+                                    ao_quote_bytes(buf, EXCERPT_MAX, line + from, len - from));
         }
         if (!is_blank(end, (size_t) (line + len - end))) {
                 cJSON_Delete(root);
@@ -321,7 +309,7 @@ int ao_watch_decoder_finish(struct ao_watch_decoder *d, struct ao_error *reterr)
         d->failed = true;
         return ao_error_set(reterr, -EBADMSG,
                             "watch stream: truncated inside event %zu after %zu bytes: '%s'", d->n_events + 1,
-                            d->len, kube_excerpt(buf, EXCERPT_MAX, d->buf, d->len));
+                            d->len, ao_quote_bytes(buf, EXCERPT_MAX, d->buf, d->len));
 }
 
 /* ---- Status ------------------------------------------------------------------------------------------ */

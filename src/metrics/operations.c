@@ -12,7 +12,10 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/input.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
+#include "ao/string-table.h"
 
 /*
  * The stream is cut into operations by a small lexer of our own before cJSON
@@ -39,20 +42,8 @@ static const char *const action_names[_AO_METRIC_ACTION_MAX] = {
     [AO_METRIC_EXPIRE] = "expire",
 };
 
-const char *ao_metric_action_to_string(enum ao_metric_action a)
-{
-        if (a < 0 || a >= _AO_METRIC_ACTION_MAX)
-                return NULL;
-        return action_names[a];
-}
-
-static enum ao_metric_action action_from_string(const char *s)
-{
-        for (size_t i = 0; i < _AO_METRIC_ACTION_MAX; i++)
-                if (strcmp(action_names[i], s) == 0)
-                        return (enum ao_metric_action) i;
-        return _AO_METRIC_ACTION_INVALID;
-}
+AO_STRING_TABLE_TO_STRING(ao_metric_action, enum ao_metric_action, action_names);
+AO_PRIVATE_STRING_TABLE_FROM_STRING(action, enum ao_metric_action, action_names);
 
 static void json_deletep(cJSON **json)
 {
@@ -127,19 +118,8 @@ static int fail_at(struct parser *p, size_t offset, int code, const char *fmt, .
  */
 static const char *show(struct parser *p, const char *s)
 {
-        size_t n = strnlen(s, SHOW_MAX + 1);
-        bool cut = n > SHOW_MAX;
-
-        if (cut) {
-                n = SHOW_MAX;
-                while (n > 0 && ((unsigned char) s[n] & 0xC0) == 0x80)
-                        n--;
-        }
-        _cleanup_free_ char *head = ao_xstrndup(s, n);
         ao_strbuf_reset(&p->show);
-        ao_strbuf_append_sanitized(&p->show, head);
-        if (cut)
-                ao_strbuf_append(&p->show, "...");
+        ao_quote_text(&p->show, s, strlen(s), SHOW_MAX);
         return ao_strbuf_str(&p->show);
 }
 
@@ -596,18 +576,12 @@ int ao_metric_ops_parse(const char *text, size_t len, const char *filename, stru
         size_t pos = 0;
         int r = 0;
 
-        if (len > AO_METRIC_OPS_MAX_INPUT)
-                return ao_error_set(reterr, -EFBIG, "%s: metrics file is larger than %u bytes", p.filename,
-                                    AO_METRIC_OPS_MAX_INPUT);
         /* The lexer and cJSON look a few bytes ahead, which the NUL terminator stops. */
-        copy = ao_xmalloc(len + 1);
-        if (len > 0)
-                memcpy(copy, text, len);
-        copy[len] = '\0';
+        r = ao_input_copy(text, len, AO_METRIC_OPS_MAX_INPUT, p.filename, "metrics file", &copy, &pos,
+                          reterr);
+        if (r < 0)
+                return r;
         p.text = copy;
-        /* A byte order mark at the very start is tolerated, as most JSON readers do. */
-        if (len >= 3 && memcmp(copy, "\xEF\xBB\xBF", 3) == 0)
-                pos = 3;
         for (;;) {
                 while (pos < len && is_json_space(copy[pos]))
                         pos++;

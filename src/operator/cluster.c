@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "ao/alloc.h"
+#include "ao/backoff.h"
 #include "ao/binding-context.h"
 #include "ao/config-map.h"
 #include "ao/informer.h"
@@ -197,8 +198,7 @@ static void start_discovery(struct operator_state *op);
 /* A delay of the Go operator's, scaled by ADDON_OPERATOR_RETRY_DELAY_SCALE (tests shorten them all). */
 static uint64_t scaled_usec(const struct operator_state *op, uint64_t usec)
 {
-        double scale = op->settings->retry_delay_scale > 0 ? op->settings->retry_delay_scale : 1;
-        return (uint64_t) ((double) usec * scale);
+        return ao_backoff_scale_usec(op->settings->retry_delay_scale, usec);
 }
 
 static int on_discovery_retry(struct ao_source *s, uint64_t now, void *userdata)
@@ -557,7 +557,7 @@ int cluster_apply_object_patches(struct operator_state *op, struct ao_object_pat
                                             .client = k->patcher_client,
                                             .discovery = k->discovery,
                                             .jq = k->jq,
-                                            .delete_poll_scale = op->settings->retry_delay_scale};
+                                            .retry_scale = op->settings->retry_delay_scale};
         int r = ao_object_patch_apply(&env, ops, on_patch_job_done, j, &j->run, reterr);
         if (r < 0) {
                 patch_job_unlink(k, j);
@@ -698,8 +698,7 @@ int cluster_start(struct operator_state *op, struct ao_error *reterr)
         struct ao_informers_options inf_options = {.on_error = on_watch_error,
                                                    .on_stat = on_informer_stat,
                                                    .userdata = op,
-                                                   .backoff_scale_percent =
-                                                       (uint64_t) (s->retry_delay_scale * 100 + 0.5)};
+                                                   .retry_scale = s->retry_delay_scale};
         k->informers = ao_informers_new(op->reactor, k->client, &inf_options);
         k->jq = ao_jq_cache_new();
         r = ao_reactor_add_time(op->reactor, &k->discovery_retry, 0, on_discovery_retry, op);

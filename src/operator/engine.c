@@ -61,7 +61,7 @@ int engine_start(struct operator_state *op, struct ao_error *reterr)
             .handler = handle_task,
             .on_task_removed = on_task_removed,
             .userdata = op,
-            .backoff_scale = op->settings->retry_delay_scale,
+            .retry_scale = op->settings->retry_delay_scale,
         };
         return ao_queues_new(op->reactor, &options, &op->queues, reterr);
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ao/alloc.h"
+#include "ao/backoff.h"
 #include "ao/binding-context.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
@@ -395,15 +396,13 @@ int ao_queues_new(struct ao_reactor *reactor, const struct ao_queues_options *op
 {
         if (!reactor || !options || !options->handler)
                 return ao_error_set(reterr, -EINVAL, "queues: a reactor and a task handler are required");
-        if (!(options->backoff_scale >= 0))
+        if (!(options->retry_scale >= 0))
                 return ao_error_set(reterr, -EINVAL, "queues: back-off scale %g is not >= 0",
-                                    options->backoff_scale);
+                                    options->retry_scale);
 
         _cleanup_(queues_freep) struct ao_queues *qs = ao_xcalloc(1, sizeof(*qs));
         qs->reactor = reactor;
         qs->options = *options;
-        if (qs->options.backoff_scale == 0)
-                qs->options.backoff_scale = 1.0;
         int r = ao_reactor_add_defer(reactor, &qs->defer, on_dispatch, qs);
         if (r < 0)
                 return ao_error_set(reterr, r, "queues: adding the dispatch source failed");
@@ -546,7 +545,7 @@ void ao_task_finish(struct ao_task *t, enum ao_task_result result)
                 uint64_t base =
                     t->retry_delay_usec ? t->retry_delay_usec : ao_queue_backoff_usec(t->failures);
                 t->retry_delay_usec = 0;
-                uint64_t delay = (uint64_t) ((double) base * qs->options.backoff_scale);
+                uint64_t delay = ao_backoff_scale_usec(qs->options.retry_scale, base);
                 t->failures++;
                 t->ready_usec = now;
                 q->retry = t->failures;

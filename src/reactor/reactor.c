@@ -13,6 +13,7 @@
 
 #include "ao/alloc.h"
 #include "ao/log.h"
+#include "ao/string-table.h"
 #include "heap.h"
 #include "internal.h"
 
@@ -26,22 +27,15 @@ static const char *const backend_names[_AO_REACTOR_BACKEND_MAX] = {
 
 enum ao_reactor_backend ao_reactor_backend_from_string(const char *s)
 {
-        if (!s)
-                return _AO_REACTOR_BACKEND_INVALID;
-        for (int i = 0; i < _AO_REACTOR_BACKEND_MAX; i++)
-                if (strcasecmp(s, backend_names[i]) == 0)
-                        return i;
-        if (strcasecmp(s, "uring") == 0 || strcasecmp(s, "iouring") == 0)
+        int i = ao_string_table_find_case(backend_names, AO_ARRAY_SIZE(backend_names), s);
+        if (i >= 0)
+                return i;
+        if (s && (strcasecmp(s, "uring") == 0 || strcasecmp(s, "iouring") == 0))
                 return AO_REACTOR_BACKEND_IO_URING;
         return _AO_REACTOR_BACKEND_INVALID;
 }
 
-const char *ao_reactor_backend_to_string(enum ao_reactor_backend b)
-{
-        if (b < 0 || b >= _AO_REACTOR_BACKEND_MAX)
-                return NULL;
-        return backend_names[b];
-}
+AO_STRING_TABLE_TO_STRING(ao_reactor_backend, enum ao_reactor_backend, backend_names);
 
 /* --- lists ----------------------------------------------------------------- */
 

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ao/strbuf.h"
+#include "ao/string-table.h"
 
 /* A line longer than this is cut; the marker says so. Hook output is capped earlier. */
 #define LOG_LINE_MAX        (64 * 1024)
@@ -70,11 +71,11 @@ static const char *const format_names[_AO_LOG_FORMAT_MAX] = {
 
 enum ao_log_level ao_log_level_from_string(const char *s)
 {
+        int i = ao_string_table_find_case(level_names, AO_ARRAY_SIZE(level_names), s);
+        if (i >= 0)
+                return i;
         if (!s)
                 return _AO_LOG_LEVEL_INVALID;
-        for (int i = 0; i < _AO_LOG_LEVEL_MAX; i++)
-                if (strcasecmp(s, level_names[i]) == 0)
-                        return i;
         /* The peer also knows these; map them onto our four levels. */
         if (strcasecmp(s, "trace") == 0)
                 return AO_LOG_DEBUG;
@@ -85,31 +86,19 @@ enum ao_log_level ao_log_level_from_string(const char *s)
         return _AO_LOG_LEVEL_INVALID;
 }
 
-const char *ao_log_level_to_string(enum ao_log_level level)
-{
-        if (level < 0 || level >= _AO_LOG_LEVEL_MAX)
-                return NULL;
-        return level_names[level];
-}
+AO_STRING_TABLE_TO_STRING(ao_log_level, enum ao_log_level, level_names);
 
 enum ao_log_format ao_log_format_from_string(const char *s)
 {
-        if (!s)
-                return _AO_LOG_FORMAT_INVALID;
-        for (int i = 0; i < _AO_LOG_FORMAT_MAX; i++)
-                if (strcasecmp(s, format_names[i]) == 0)
-                        return i;
-        if (strcasecmp(s, "colour") == 0)
+        int i = ao_string_table_find_case(format_names, AO_ARRAY_SIZE(format_names), s);
+        if (i >= 0)
+                return i;
+        if (s && strcasecmp(s, "colour") == 0)
                 return AO_LOG_FORMAT_COLOR;
         return _AO_LOG_FORMAT_INVALID;
 }
 
-const char *ao_log_format_to_string(enum ao_log_format format)
-{
-        if (format < 0 || format >= _AO_LOG_FORMAT_MAX)
-                return NULL;
-        return format_names[format];
-}
+AO_STRING_TABLE_TO_STRING(ao_log_format, enum ao_log_format, format_names);
 
 void ao_log_set_level(enum ao_log_level level)
 {

@@ -10,6 +10,8 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/json-type.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
 #include "ao/values.h"
 #include "ao/yaml.h"
@@ -30,34 +32,10 @@ static void json_deletep(cJSON **json)
 static const char *describe(char *buf, size_t size, const char *s)
 {
         struct ao_strbuf sb = {0};
-        size_t len = strlen(s), n = 0;
-        while (n < len && n < 100) {
-                size_t seq = ao_utf8_sequence_length((const unsigned char *) s + n, len - n);
-                n += seq ? seq : 1;
-        }
-        char *head = ao_xstrndup(s, n);
-        ao_strbuf_append_sanitized(&sb, head);
-        free(head);
-        if (n < len)
-                ao_strbuf_append(&sb, "...");
+        ao_quote_text(&sb, s, strlen(s), 100);
         (void) snprintf(buf, size, "%s", ao_strbuf_str(&sb));
         ao_strbuf_done(&sb);
         return buf;
-}
-
-static const char *type_name(const cJSON *v)
-{
-        if (cJSON_IsObject(v))
-                return "a mapping";
-        if (cJSON_IsArray(v))
-                return "a list";
-        if (cJSON_IsString(v))
-                return "a string";
-        if (cJSON_IsNumber(v))
-                return "a number";
-        if (cJSON_IsBool(v))
-                return "a boolean";
-        return "null";
 }
 
 /* A global or module section: YAML text, or (local file) a mapping or nothing. */
@@ -92,7 +70,8 @@ static int parse_section(const cJSON *value, const char *source, const char *key
                 *ret = doc ? TAKE_PTR(doc) : cJSON_Duplicate(value, true);
         } else {
                 return ao_error_set(reterr, -EINVAL, "%s: key '%s': must be a mapping, not %s", source,
-                                    describe(what, sizeof(what), key), type_name(value));
+                                    describe(what, sizeof(what), key),
+                                    ao_json_type_name(value, AO_JSON_WORDS_KUBECTL));
         }
         if (!*ret)
                 abort(); /* as ao_xmalloc */
@@ -115,7 +94,8 @@ static int parse_enabled(const cJSON *value, const char *source, const char *key
                                     describe(got, sizeof(got), value->valuestring ? value->valuestring : ""));
         } else {
                 return ao_error_set(reterr, -EINVAL, "%s: key '%s': must be \"true\" or \"false\", not %s",
-                                    source, describe(what, sizeof(what), key), type_name(value));
+                                    source, describe(what, sizeof(what), key),
+                                    ao_json_type_name(value, AO_JSON_WORDS_KUBECTL));
         }
         if (!*ret)
                 abort();
@@ -131,7 +111,7 @@ int ao_config_data_parse(const struct cJSON *raw, const char *source, struct cJS
         source = source ? source : "<config>";
         if (!cJSON_IsObject(raw))
                 return ao_error_set(reterr, -EINVAL, "%s: the data must be a mapping, not %s", source,
-                                    type_name(raw));
+                                    ao_json_type_name(raw, AO_JSON_WORDS_KUBECTL));
         if (!(out = cJSON_CreateObject()))
                 abort();
 
@@ -156,7 +136,7 @@ int ao_config_data_parse(const struct cJSON *raw, const char *source, struct cJS
                         if (!cJSON_IsString(item))
                                 return ao_error_set(reterr, -EINVAL, "%s: key '%s': must be a string, not %s",
                                                     source, describe(what, sizeof(what), key),
-                                                    type_name(item));
+                                                    ao_json_type_name(item, AO_JSON_WORDS_KUBECTL));
                         value = cJSON_CreateString(item->valuestring ? item->valuestring : "");
                         r = value ? 0 : -ENOMEM;
                         break;

@@ -12,6 +12,9 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/input.h"
+#include "ao/quote.h"
+#include "ao/string-table.h"
 
 /*
  * Parsing: the stream is walked one top-level value at a time with
@@ -63,36 +66,10 @@ static bool is_container(const cJSON *node)
         return cJSON_IsObject(node) || cJSON_IsArray(node);
 }
 
-/*
- * The first @len bytes of @s for an error message: control characters as
- * \xNN so the message stays one line, cut at a character boundary with "..."
- * when longer than the buffer.
- */
+/* The first @len bytes of @s for an error message (ao_quote_bytes(): "\x0a" for a newline). */
 static const char *show(char buf[static SHOW_MAX], const char *s, size_t len)
 {
-        size_t n = 0;
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char) s[i];
-                bool escape = c < 0x20 || c == 0x7F;
-                if (n + (escape ? 4 : 1) > SHOW_MAX - 4) {
-                        /* In the middle of a UTF-8 sequence: drop its start too. */
-                        if ((c & 0xC0) == 0x80) {
-                                while (n > 0 && ((unsigned char) buf[n - 1] & 0xC0) == 0x80)
-                                        n--;
-                                if (n > 0 && (unsigned char) buf[n - 1] >= 0xC0)
-                                        n--;
-                        }
-                        memcpy(buf + n, "...", 3);
-                        n += 3;
-                        break;
-                }
-                if (escape)
-                        n += (size_t) snprintf(buf + n, SHOW_MAX - n, "\\x%02x", c);
-                else
-                        buf[n++] = (char) c;
-        }
-        buf[n] = '\0';
-        return buf;
+        return ao_quote_bytes(buf, SHOW_MAX, s, len);
 }
 
 static const char *show_str(char buf[static SHOW_MAX], const char *s)
@@ -102,13 +79,7 @@ static const char *show_str(char buf[static SHOW_MAX], const char *s)
 
 /* ---- operations: decoding and validation -------------------------------------------------------- */
 
-static enum ao_jsonpatch_op_type op_from_string(const char *s)
-{
-        for (size_t i = 0; i < _AO_JSONPATCH_OP_MAX; i++)
-                if (strcmp(op_names[i], s) == 0)
-                        return (enum ao_jsonpatch_op_type) i;
-        return _AO_JSONPATCH_OP_INVALID;
-}
+AO_PRIVATE_STRING_TABLE_FROM_STRING(op, enum ao_jsonpatch_op_type, op_names);
 
 /* Write why an operation is invalid to @reason; returns -EINVAL. */
 static int invalid(char reason[static REASON_MAX], const char *fmt, ...) _printf_(2, 3);
@@ -335,20 +306,14 @@ int ao_jsonpatch_parse(const char *text, size_t len, const char *filename, struc
         size_t pos = 0;
         int r;
 
-        if (len > AO_JSONPATCH_MAX_INPUT)
-                return ao_error_set(reterr, -EFBIG, "%s: patch is larger than %u bytes", s.name,
-                                    AO_JSONPATCH_MAX_INPUT);
         /* cJSON reads some tokens with strncmp(), which needs the NUL after the text. */
-        copy = ao_xmalloc(len + 1);
-        memcpy(copy, text, len);
-        copy[len] = '\0';
+        r = ao_input_copy(text, len, AO_JSONPATCH_MAX_INPUT, s.name, "patch", &copy, &pos, reterr);
+        if (r < 0)
+                return r;
         s.text = copy;
         ops = s.ops = cJSON_CreateArray();
         if (!ops)
                 return ao_error_set(reterr, -ENOMEM, "%s: out of memory", s.name);
-        /* A byte order mark is tolerated at the very start only, as most JSON readers do. */
-        if (len >= 3 && memcmp(copy, "\xEF\xBB\xBF", 3) == 0)
-                pos = 3;
         while ((pos = skip_space(&s, pos)) < len) {
                 r = parse_value(&s, &pos);
                 if (r < 0)

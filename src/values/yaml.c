@@ -19,6 +19,8 @@
 #include <yaml.h>
 
 #include "ao/alloc.h"
+#include "ao/input.h"
+#include "ao/quote.h"
 #include "ao/strbuf.h"
 
 #include "yaml-internal.h"
@@ -200,17 +202,8 @@ static bool is_digit(char c)
 /* A user string for an error message: escaped, cut to about 60 bytes. */
 static const char *describe(char *buf, size_t size, const char *s)
 {
-        size_t n = 0, len = strlen(s);
-        while (n < len && n < 60) {
-                size_t seq = ao_utf8_sequence_length((const unsigned char *) s + n, len - n);
-                n += seq ? seq : 1;
-        }
         struct ao_strbuf sb = {0};
-        char *head = ao_xstrndup(s, n);
-        ao_strbuf_append_sanitized(&sb, head);
-        free(head);
-        if (n < len)
-                ao_strbuf_append(&sb, "...");
+        ao_quote_text(&sb, s, strlen(s), 60);
         (void) snprintf(buf, size, "%s", ao_strbuf_str(&sb));
         ao_strbuf_done(&sb);
         return buf;
@@ -1111,9 +1104,9 @@ static int load_any(const char *text, size_t len, const char *filename, const st
         yaml_parser_t parser;
         int r;
 
-        if (len > AO_YAML_MAX_INPUT)
-                return ao_error_set(reterr, -EFBIG, "%s: input is larger than %u bytes", l.filename,
-                                    AO_YAML_MAX_INPUT);
+        r = ao_input_check_size(len, AO_YAML_MAX_INPUT, l.filename, "input", reterr);
+        if (r < 0)
+                return r;
         if (!yaml_parser_initialize(&parser))
                 return oom(&l);
         yaml_parser_set_input_string(&parser, (const unsigned char *) text, len);
@@ -1424,27 +1417,20 @@ int ao_json_load_stream(const char *text, size_t len, const char *filename, stru
         cJSON *docs = NULL;
         size_t pos = 0;
 
-        if (len > AO_YAML_MAX_INPUT)
-                return ao_error_set(reterr, -EFBIG, "%s: input is larger than %u bytes", s.filename,
-                                    AO_YAML_MAX_INPUT);
         /* The scanner and cJSON look a few bytes ahead, which the NUL terminator stops. */
-        copy = ao_xmalloc(len + 1);
-        if (len > 0)
-                memcpy(copy, text, len);
-        copy[len] = '\0';
+        int r = ao_input_copy(text, len, AO_YAML_MAX_INPUT, s.filename, "input", &copy, &pos, reterr);
+        if (r < 0)
+                return r;
         s.text = copy;
         docs = cJSON_CreateArray();
         if (!docs)
                 return ao_error_set(reterr, -ENOMEM, "%s: out of memory", s.filename);
-        /* A byte order mark at the very start is tolerated, as most JSON readers do. */
-        if (len >= 3 && memcmp(copy, "\xEF\xBB\xBF", 3) == 0)
-                pos = 3;
         for (;;) {
                 while (pos < len && is_json_space(copy[pos]))
                         pos++;
                 if (pos >= len)
                         break;
-                int r = json_parse_value(&s, docs, &pos);
+                r = json_parse_value(&s, docs, &pos);
                 if (r < 0) {
                         cJSON_Delete(docs);
                         return r;

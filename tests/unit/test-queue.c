@@ -136,7 +136,7 @@ static struct ao_queues *new_queues(double scale)
 {
         harness_reset();
         struct ao_queues_options o = {
-            .handler = handler, .userdata = &h, .backoff_scale = scale, .on_task_removed = on_removed};
+            .handler = handler, .userdata = &h, .retry_scale = scale, .on_task_removed = on_removed};
         struct ao_error err = {0};
         if (ao_queues_new(reactor, &o, &h.qs, &err) < 0)
                 tap_bail(err.msg);
@@ -769,7 +769,7 @@ static void test_bad_options(void)
         struct ao_queues_options o = {0};
         tap_is_int(ao_queues_new(reactor, &o, &qs, &err), -EINVAL, "options: a handler is required");
         tap_ok(qs == NULL && err.msg[0], "options: with a message ('%s')", err.msg);
-        o = (struct ao_queues_options){.handler = handler, .backoff_scale = -1};
+        o = (struct ao_queues_options){.handler = handler, .retry_scale = -1};
         tap_is_int(ao_queues_new(reactor, &o, &qs, &err), -EINVAL, "options: negative scale refused");
 }
 

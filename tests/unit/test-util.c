@@ -1,14 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Tests for src/util: strbuf escaping, errors, the hash map, the token bucket and the logger's formats and non-blocking output. */
+/*
+ * Tests for src/util: strbuf escaping, errors, the hash map, the token bucket, the logger's formats and
+ * non-blocking output, and the parser toolkit (quoting, JSON type names, the input prologue, string
+ * tables, back-off).
+ */
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "../tap.h"
+#include <cjson/cJSON.h>
+
+#include "ao/backoff.h"
 #include "ao/error.h"
 #include "ao/hashmap.h"
+#include "ao/input.h"
+#include "ao/json-type.h"
+#include "ao/quote.h"
+#include "ao/string-table.h"
 #include "ao/throttle.h"
 #include "ao/log.h"
 #include "ao/strbuf.h"
@@ -310,12 +325,253 @@ static void test_throttle(void)
         tap_is_int((long) ao_throttle_take(NULL, now), 0, "no bucket, no wait");
 }
 
+/* ---- the parser toolkit ------------------------------------------------------------------------------ */
+
+static void test_quote_bytes(void)
+{
+        char buf[32];
+
+        tap_is_str(ao_quote_bytes(buf, sizeof(buf), "a\nb\x7f\xff\xc3\xa9", 7), "a\\x0ab\\x7f\\xff\xc3\xa9",
+                   "quote_bytes: controls, DEL and invalid UTF-8 as \\xNN, characters kept");
+        tap_is_str(ao_quote_bytes(buf, sizeof(buf), "a\0b", 3), "a\\x00b", "quote_bytes: a NUL is a byte");
+        tap_is_str(ao_quote_bytes(buf, sizeof(buf), "\xc3(", 2), "\\xc3(",
+                   "quote_bytes: a truncated sequence");
+        tap_is_str(ao_quote_bytes(buf, 8, "abcd", 4), "abcd", "quote_bytes: size - 4 bytes fit whole");
+        tap_is_str(ao_quote_bytes(buf, 8, "abcde", 5), "abcd...", "quote_bytes: one more is cut, '...' fits");
+        tap_is_str(ao_quote_bytes(buf, 9, "abcd\xe2\x82\xac", 7), "abcd...",
+                   "quote_bytes: a character that does not fit whole is left out");
+        tap_is_str(ao_quote_bytes(buf, 9, "abc\n", 4), "abc...", "quote_bytes: an escape is not split");
+        tap_is_str(ao_quote_bytes(buf, 4, "abc", 3), "...", "quote_bytes: the smallest buffer");
+        tap_is_str(ao_quote_bytes(buf, sizeof(buf), "", 0), "", "quote_bytes: empty");
+}
+
+static char *quote_text(const char *s, size_t len, size_t max)
+{
+        struct ao_strbuf sb = {0};
+        ao_strbuf_append(&sb, "<");
+        ao_quote_text(&sb, s, len, max);
+        return ao_strbuf_steal(&sb);
+}
+
+static void test_quote_text(void)
+{
+        static const struct {
+                const char *s;
+                size_t len, max;
+                const char *want, *what;
+        } cases[] = {
+            {"a\nb\t\x01\xff\"\\", 8, 64, "<a\\nb\\t\\x01\xef\xbf\xbd\"\\",
+             "sanitized: short escapes, U+FFFD"},
+            {"abcdef", 6, 4, "<abcd...", "cut at max bytes of the input"},
+            {"abcd", 4, 4, "<abcd", "max bytes fit whole"},
+            {"ab\xc3\xa9z", 5, 3, "<ab...", "a character across the limit is left out"},
+            {"ab\xc3\xa9z", 5, 4, "<ab\xc3\xa9...", "a character ending at the limit is kept"},
+            {"a\nbcdef", 7, 3, "<a\\nb...", "the limit counts input bytes, not escapes"},
+            {"ab\0cd", 5, 64, "<ab", "a NUL ends the text"},
+            {"abc", 3, 0, "<...", "max 0"},
+        };
+        for (size_t i = 0; i < AO_ARRAY_SIZE(cases); i++) {
+                char *got = quote_text(cases[i].s, cases[i].len, cases[i].max);
+                tap_is_str(got, cases[i].want, "quote_text: %s", cases[i].what);
+                free(got);
+        }
+}
+
+static void test_quote_cut(void)
+{
+        struct ao_strbuf sb = {0};
+
+        ao_strbuf_append(&sb, "preabcdef");
+        ao_quote_cut(&sb, 3, 4);
+        tap_is_str(ao_strbuf_str(&sb), "preabcd...", "quote_cut: cut after @from, '...' added");
+        ao_strbuf_reset(&sb);
+        ao_strbuf_append(&sb, "preabcd");
+        ao_quote_cut(&sb, 3, 4);
+        tap_is_str(ao_strbuf_str(&sb), "preabcd", "quote_cut: not longer than max: untouched");
+        ao_strbuf_reset(&sb);
+        ao_strbuf_append(&sb, "\xc3\xa9\xe2\x82\xac");
+        ao_quote_cut(&sb, 0, 4);
+        tap_is_str(ao_strbuf_str(&sb), "\xc3\xa9...", "quote_cut: at a character boundary");
+        ao_strbuf_done(&sb);
+}
+
+static void test_json_type_name(void)
+{
+        static const struct {
+                const char *json, *words[_AO_JSON_WORDS_MAX];
+        } cases[] = {
+            {"null", {"null", "null", "null"}},
+            {"true", {"a boolean", "a boolean", "a boolean"}},
+            {"1.5", {"a number", "a number", "a number"}},
+            {"\"s\"", {"a string", "a string", "a string"}},
+            {"[]", {"an array", "a list", "a sequence"}},
+            {"{}", {"an object", "a mapping", "a mapping"}},
+        };
+        for (size_t i = 0; i < AO_ARRAY_SIZE(cases); i++) {
+                cJSON *json = cJSON_Parse(cases[i].json);
+                for (int w = 0; w < _AO_JSON_WORDS_MAX; w++)
+                        tap_is_str(ao_json_type_name(json, (enum ao_json_words) w), cases[i].words[w],
+                                   "json_type_name: %s in vocabulary %d", cases[i].json, w);
+                cJSON_Delete(json);
+        }
+        cJSON invalid = {0};
+        tap_is_str(ao_json_type_name(NULL, AO_JSON_WORDS_JSON), "an invalid value", "json_type_name: NULL");
+        tap_is_str(ao_json_type_name(&invalid, AO_JSON_WORDS_YAML), "an invalid value",
+                   "json_type_name: cJSON_Invalid");
+        tap_is_str(ao_json_type_name(NULL, _AO_JSON_WORDS_MAX), "an invalid value",
+                   "json_type_name: unknown vocabulary");
+}
+
+static void test_input(void)
+{
+        struct ao_error err = {0};
+        char *copy = NULL;
+        size_t start = 99;
+
+        tap_is_int(ao_input_bom("\xEF\xBB\xBFx", 4), 3, "input: a byte order mark is 3 bytes");
+        tap_is_int(ao_input_bom("\xEF\xBB", 2), 0, "input: half a mark is none");
+        tap_is_int(ao_input_bom("x\xEF\xBB\xBF", 4), 0, "input: only at the start");
+        tap_is_int(ao_input_check_size(10, 10, "f.json", "patch", &err), 0,
+                   "input: the limit itself is fine");
+        tap_is_int(ao_input_check_size(11, 10, "f.json", "patch", &err), -EFBIG, "input: over the limit");
+        tap_is_str(err.msg, "f.json: patch is larger than 10 bytes", "input: message with what");
+        tap_is_int(ao_input_check_size(11, 10, "f.json", NULL, &err), -EFBIG, "input: over, no what");
+        tap_is_str(err.msg, "f.json: larger than 10 bytes", "input: message without what");
+
+        tap_is_int(ao_input_copy("\xEF\xBB\xBF{}", 5, 5, "f", "input", &copy, &start, &err), 0,
+                   "input: copy");
+        tap_ok(copy && memcmp(copy, "\xEF\xBB\xBF{}", 6) == 0, "input: the copy is NUL-terminated");
+        tap_is_int(start, 3, "input: the text starts past the mark");
+        free(copy);
+        copy = NULL;
+        tap_is_int(ao_input_copy(NULL, 0, 5, "f", "input", &copy, &start, &err), 0, "input: empty copy");
+        tap_ok(copy && copy[0] == '\0' && start == 0, "input: empty copy is \"\"");
+        free(copy);
+        copy = NULL;
+        start = 99;
+        tap_is_int(ao_input_copy("abcdef", 6, 5, "f", "input", &copy, &start, &err), -EFBIG,
+                   "input: copy too big");
+        tap_ok(copy == NULL && start == 99, "input: nothing written on failure");
+        tap_is_str(err.msg, "f: input is larger than 5 bytes", "input: copy's message");
+}
+
+enum test_color {
+        TEST_RED,
+        TEST_GREEN,
+        TEST_BLUE,
+        _TEST_COLOR_MAX,
+        _TEST_COLOR_INVALID = -EINVAL,
+};
+static const char *const color_names[_TEST_COLOR_MAX] = {[TEST_RED] = "red", [TEST_GREEN] = "green"};
+const char *test_color_to_string(enum test_color c);
+enum test_color test_color_from_string(const char *s);
+AO_STRING_TABLE(test_color, enum test_color, color_names);
+
+static void test_string_table(void)
+{
+        tap_is_str(test_color_to_string(TEST_GREEN), "green", "string table: to_string");
+        tap_is_str(test_color_to_string(TEST_BLUE), NULL, "string table: a hole has no name");
+        tap_is_str(test_color_to_string(_TEST_COLOR_MAX), NULL, "string table: past the end");
+        tap_is_str(test_color_to_string(_TEST_COLOR_INVALID), NULL, "string table: negative");
+        tap_is_int(test_color_from_string("red"), TEST_RED, "string table: from_string");
+        tap_is_int(test_color_from_string("Red"), -EINVAL, "string table: exact case");
+        tap_is_int(test_color_from_string(""), -EINVAL, "string table: empty");
+        tap_is_int(test_color_from_string(NULL), -EINVAL, "string table: NULL");
+        tap_is_int(ao_string_table_find_case(color_names, _TEST_COLOR_MAX, "GREEN"), TEST_GREEN,
+                   "string table: find ignoring case");
+        tap_is_int(ao_string_table_find_case(color_names, _TEST_COLOR_MAX, "blue"), -EINVAL,
+                   "string table: holes never match");
+}
+
+#define SEC AO_USEC_PER_SEC
+
+static void test_backoff_go(void)
+{
+        const struct ao_backoff go = {.base_usec = 5 * SEC,
+                                      .first_usec = SEC,
+                                      .max_usec = 32 * SEC,
+                                      .jitter = AO_BACKOFF_JITTER_ADD,
+                                      .jitter_usec = SEC,
+                                      .step_usec = 100 * AO_USEC_PER_MSEC};
+
+        tap_is_int(ao_backoff_delay_usec(&go, 0), 5 * SEC, "backoff go: first retry exactly 5 s");
+        for (unsigned n = 1; n <= 5; n++) {
+                uint64_t lo = 5 * SEC + (SEC << (n - 1)), hi = lo + 900 * AO_USEC_PER_MSEC;
+                bool ok = true;
+                for (int i = 0; i < 200; i++) {
+                        uint64_t d = ao_backoff_delay_usec(&go, n);
+                        ok = ok && d >= lo && d <= hi && d % (100 * AO_USEC_PER_MSEC) == 0;
+                }
+                tap_ok(ok, "backoff go: %u: 5 s + 2^%u s + [0, 0.9] s in 100 ms steps", n, n - 1);
+        }
+        static const unsigned capped[] = {6, 7, 64, 65, UINT_MAX};
+        for (size_t i = 0; i < AO_ARRAY_SIZE(capped); i++)
+                tap_is_int(ao_backoff_delay_usec(&go, capped[i]), 32 * SEC,
+                           "backoff go: %u: the 32 s cap, no jitter", capped[i]);
+}
+
+static void test_backoff_doubling(void)
+{
+        const struct ao_backoff config_map = {.first_usec = 500 * AO_USEC_PER_MSEC, .max_usec = 30 * SEC};
+        static const uint64_t want[] = {0,       500000,   1000000,  2000000, 4000000,
+                                        8000000, 16000000, 30000000, 30000000};
+        for (unsigned n = 1; n < AO_ARRAY_SIZE(want); n++)
+                tap_is_int(ao_backoff_delay_usec(&config_map, n), want[n], "backoff doubling: %u failures",
+                           n);
+        tap_is_int(ao_backoff_delay_usec(&config_map, UINT_MAX), 30 * SEC, "backoff doubling: no overflow");
+
+        const struct ao_backoff informer = {
+            .first_usec = 800 * AO_USEC_PER_MSEC, .max_usec = 30 * SEC, .jitter = AO_BACKOFF_JITTER_HALF};
+        bool ok1 = true, ok7 = true, varied = false;
+        uint64_t first = ao_backoff_delay_usec(&informer, 1);
+        for (int i = 0; i < 500; i++) {
+                uint64_t d1 = ao_backoff_delay_usec(&informer, 1), d7 = ao_backoff_delay_usec(&informer, 7);
+                ok1 = ok1 && d1 >= 400000 && d1 <= 800000;
+                ok7 = ok7 && d7 >= 15 * SEC && d7 <= 30 * SEC;
+                varied = varied || d1 != first;
+        }
+        tap_ok(ok1, "backoff half jitter: 1 failure: [0.4 s, 0.8 s]");
+        tap_ok(ok7, "backoff half jitter: at the cap: [15 s, 30 s]");
+        tap_ok(varied, "backoff half jitter: jittered");
+
+        const struct ao_backoff over = {.base_usec = 10 * SEC, .first_usec = SEC, .max_usec = 5 * SEC};
+        tap_is_int(ao_backoff_delay_usec(&over, 0), 5 * SEC, "backoff: a base above the cap is capped");
+        const struct ao_backoff flat = {.base_usec = 3 * SEC, .max_usec = 10 * SEC};
+        tap_is_int(ao_backoff_delay_usec(&flat, 40), 3 * SEC, "backoff: no doubling term: the base");
+}
+
+static void test_backoff_scale(void)
+{
+        tap_is_int(ao_backoff_scale_usec(0.5, 1000), 500, "backoff scale: halves");
+        tap_is_int(ao_backoff_scale_usec(0.05, 800000), 40000, "backoff scale: 5%%");
+        tap_is_int(ao_backoff_scale_usec(0.001, 5 * SEC), 5000, "backoff scale: seconds to milliseconds");
+        tap_is_int(ao_backoff_scale_usec(1, 123456789), 123456789, "backoff scale: 1 is exact");
+        tap_is_int(ao_backoff_scale_usec(0, 1000), 1000, "backoff scale: 0 means 1");
+        tap_is_int(ao_backoff_scale_usec(-2, 1000), 1000, "backoff scale: negative means 1");
+        tap_is_int(ao_backoff_scale_usec(NAN, 1000), 1000, "backoff scale: NaN means 1");
+        tap_ok(ao_backoff_scale_usec(1e30, 1000) == UINT64_MAX, "backoff scale: saturates");
+
+        struct ao_backoff b = {
+            .first_usec = 500 * AO_USEC_PER_MSEC, .max_usec = 30 * SEC, .retry_scale = 0.5};
+        tap_is_int(ao_backoff_wait_usec(&b, 3, 0), SEC, "backoff wait: 2 s scaled by 0.5");
+        tap_is_int(ao_backoff_wait_usec(&b, 1, 4 * SEC), 2 * SEC, "backoff wait: at least 4 s, then scaled");
+}
+
 int main(void)
 {
         test_strbuf();
         test_error();
         test_hashmap();
         test_throttle();
+        test_quote_bytes();
+        test_quote_text();
+        test_quote_cut();
+        test_json_type_name();
+        test_input();
+        test_string_table();
+        test_backoff_go();
+        test_backoff_doubling();
+        test_backoff_scale();
         if (pipe2(log_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
                 tap_bail("pipe2");
         test_log_formats();
