@@ -2,9 +2,12 @@
 #pragma once
 
 /*
- * Private declarations shared by the files of sandbox/: the parsed seccomp
- * policy handed from profile.c to seccomp-bpf.c, the profile texts built
- * into the binary, and two small helpers. Never included outside sandbox/.
+ * Private declarations shared by the files of sandbox/ (profile.c,
+ * profiles.c, seccomp-bpf.c, select.c): the parsed seccomp policy handed
+ * from profile.c to seccomp-bpf.c, the profile texts built into the binary
+ * (the generated builtin-profiles.c, read by profiles.c), and two small
+ * helpers. launch.c, fdpass.c and syscall-names.c need none of it. Never
+ * included outside sandbox/.
  */
 
 #include <stdbool.h>

@@ -2,11 +2,12 @@
 #pragma once
 
 /*
- * `addon-operator lint`, inside: the tree is read once into a struct
- * lint_tree (tree.c), its values are checked against the schemas
- * (values.c), every hook answers --config in the sandbox (hooks.c), and
- * every problem goes to the report (report.c), which prints them sorted by
- * file at the end. Nothing stops at the first problem.
+ * `addon-operator lint`, inside: lint.c runs the command; the tree is read
+ * once into a struct lint_tree (tree.c, one module's files in module.c), its
+ * values are checked against the schemas (values.c), every hook answers
+ * --config in the sandbox (hooks.c), and every problem goes to the report
+ * (report.c), which prints them sorted by file at the end. Nothing stops at
+ * the first problem.
  */
 
 #include <stdbool.h>
