@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "ao/alloc.h"
+#include "ao/binding-context.h"
 #include "ao/hook-run.h"
 #include "ao/log.h"
 #include "ao/proc.h"
@@ -367,6 +368,12 @@ static void on_task(struct ao_task *t, void *userdata)
         }
 }
 
+/* Merged runs are compacted as the operator compacts them (src/operator/lifecycle.c). */
+static void compact(struct cJSON *contexts, void *userdata)
+{
+        ao_binding_contexts_combine(contexts, NULL);
+}
+
 /* Push every event that is due as a task on its hook's queue, then sleep until the next one. */
 static int on_generate(struct ao_source *s, uint64_t now, void *userdata)
 {
@@ -586,7 +593,7 @@ int main(int argc, char **argv)
         _cleanup_free_ char *spawner = bench_find_spawner(arg_spawner);
         struct ao_proc_options po = {.spawner_path = spawner ? spawner : "", .subreaper = true};
         struct ao_hook_runner_options ro = {.tmp_dir = scratch, .environment = envp_min};
-        struct ao_queues_options qo = {.handler = on_task, .userdata = &b};
+        struct ao_queues_options qo = {.handler = on_task, .userdata = &b, .compact_contexts = compact};
         if (ao_reactor_new(bench_backend(), &b.reactor, &err) < 0 ||
             ao_sandbox_profiles_load(NULL, &profiles, &err) < 0 ||
             ao_proc_new(b.reactor, &po, &b.proc, &err) < 0 ||

@@ -22,8 +22,11 @@
  *
  * Combining (as the Go operator does): when a task with a combine key
  * reaches the head, the tasks right behind it with the same key and type
- * are merged into it (binding contexts appended, grouped contexts
- * compacted, see binding-context.h) and removed. When one key has more
+ * are merged into it and removed: their binding_contexts arrays are
+ * appended to its own in queue order, then the set's compact_contexts
+ * callback, if any, drops what the merge made redundant (the operator
+ * compacts binding-context groups, see binding-context.h). The queue never
+ * looks inside a context. When one key has more
  * than AO_QUEUE_COMPACT_THRESHOLD tasks waiting in a queue longer than
  * that, all of them, wherever they are, are merged into its first (the
  * first waiting one of each type: tasks of different types never merge).
@@ -74,7 +77,7 @@ struct ao_task_spec {
         int type;                       /* the caller's task type; combined only with the same type */
         const char *description;        /* for logs and `queue list`: "ModuleRun:simple-module"; copied */
         const char *combine_key;        /* hook identity for combining; NULL: never combined; copied */
-        struct cJSON *binding_contexts; /* taken (may be NULL): an array, merged when tasks combine */
+        struct cJSON *binding_contexts; /* taken (may be NULL): an array, appended when tasks combine */
         bool allow_failure;             /* a failure removes the task instead of retrying it */
         struct ao_throttle *throttle;   /* borrowed, may be NULL; must outlive the task */
         void *payload;                  /* the caller's; released with payload_free when the task goes */
@@ -94,6 +97,13 @@ struct ao_queues_options {
          * combining or compaction, ao_queue_remove_if, free), before its payload is released. May be NULL.
          */
         void (*on_task_removed)(struct ao_task *t, void *userdata);
+        /*
+         * Called once on a task's binding_contexts array (never NULL) after the arrays of the tasks
+         * merged into it were appended, in queue order, however many they were: merging n tasks stays
+         * linear. It may delete items of @contexts, not @contexts itself. NULL: contexts are only
+         * appended. Must not change any queue.
+         */
+        void (*compact_contexts)(struct cJSON *contexts, void *userdata);
 };
 
 int ao_queues_new(struct ao_reactor *reactor, const struct ao_queues_options *options, struct ao_queues **ret,

@@ -55,11 +55,18 @@ static void on_task_removed(struct ao_task *t, void *userdata)
         log_progress(userdata);
 }
 
+/* Queued runs of one hook that merge keep only the last context of each group (binding-context.h). */
+static void compact_binding_contexts(struct cJSON *contexts, void *userdata)
+{
+        ao_binding_contexts_combine(contexts, NULL);
+}
+
 int engine_start(struct operator_state *op, struct ao_error *reterr)
 {
         struct ao_queues_options options = {
             .handler = handle_task,
             .on_task_removed = on_task_removed,
+            .compact_contexts = compact_binding_contexts,
             .userdata = op,
             .retry_scale = op->settings->retry_delay_scale,
         };

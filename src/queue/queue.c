@@ -19,7 +19,6 @@
 
 #include "ao/alloc.h"
 #include "ao/backoff.h"
-#include "ao/binding-context.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
 
@@ -194,11 +193,13 @@ static void task_remove(struct ao_task *t)
 }
 
 /*
- * Append the contexts of @from to @into's. Group compaction is left to
- * contexts_compact() once all merged tasks are in: appending everything and
- * compacting once is what ao_binding_contexts_combine() does for each task
- * in turn (it keeps the last of every run of one group, and runs only grow
- * by appending), but linear in the number of contexts instead of quadratic.
+ * Append the contexts of @from to @into's. Compaction is left to
+ * contexts_compact() once all merged tasks are in: the owner's rule runs
+ * once per merge instead of once per merged task, so merging many tasks is
+ * linear in the number of contexts instead of quadratic. (For binding
+ * contexts, compacting once after appending everything gives what
+ * compacting after each append would: the rule keeps the last context of
+ * every run of one group, and runs only grow by appending.)
  */
 static void contexts_move(struct ao_task *into, struct ao_task *from)
 {
@@ -214,10 +215,13 @@ static void contexts_move(struct ao_task *into, struct ao_task *from)
         cJSON_Delete(more);
 }
 
+/* The owner's compaction rule (options.compact_contexts) on @t's contexts, after a merge. */
 static void contexts_compact(struct ao_task *t)
 {
-        if (t->contexts)
-                ao_binding_contexts_combine(t->contexts, NULL);
+        const struct ao_queues_options *o = &t->queue->set->options;
+
+        if (t->contexts && o->compact_contexts)
+                o->compact_contexts(t->contexts, o->userdata);
 }
 
 /* Merge the tasks right behind @head with its key and type into it (the Go operator's head combine). */

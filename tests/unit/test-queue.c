@@ -10,6 +10,7 @@
 #include "../tap.h"
 #include "reactor-backend.h"
 #include "ao/alloc.h"
+#include "ao/binding-context.h"
 #include "ao/queue.h"
 #include "ao/reactor.h"
 
@@ -132,11 +133,20 @@ static void harness_reset(void)
         memset(&h, 0, sizeof(h));
 }
 
+/* The operator's rule for merged contexts: the last of each group stays. */
+static void compact(struct cJSON *contexts, void *userdata)
+{
+        ao_binding_contexts_combine(contexts, NULL);
+}
+
 static struct ao_queues *new_queues(double scale)
 {
         harness_reset();
-        struct ao_queues_options o = {
-            .handler = handler, .userdata = &h, .retry_scale = scale, .on_task_removed = on_removed};
+        struct ao_queues_options o = {.handler = handler,
+                                      .userdata = &h,
+                                      .retry_scale = scale,
+                                      .on_task_removed = on_removed,
+                                      .compact_contexts = compact};
         struct ao_error err = {0};
         if (ao_queues_new(reactor, &o, &h.qs, &err) < 0)
                 tap_bail(err.msg);
