@@ -36,7 +36,7 @@
 #include <unistd.h>
 
 #include "ao/alloc.h"
-#include "ao/jq-filter.h"
+#include "ao/jq.h"
 #include "ao/reactor.h"
 #include "bench-util.h"
 

@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/jq.h"
 #include "internal.h"
 
 static const char *const v1_event_names[] = {"Added", "Modified", "Deleted"};
@@ -382,7 +383,7 @@ static int parse_jq_filter(struct ao_hook_config_ctx *ctx, const char *path, con
         for (size_t j = 0; j < i && !seen; j++)
                 seen = cfg->kubernetes[j].jq_filter && strcmp(cfg->kubernetes[j].jq_filter, s) == 0;
         if (!seen) {
-                r = ao_hook_config_jq_check(s, reason);
+                r = ao_jq_check(s, reason, sizeof(reason));
                 if (r == -EINVAL)
                         return ao_hook_config_fail(ctx, r, path, "'%s' does not compile: %s",
                                                    ao_hook_config_show(buf, s), reason);

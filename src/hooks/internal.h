@@ -3,8 +3,8 @@
 
 /*
  * Private to src/hooks/: what the hook-configuration parser's files
- * (config.c, config-kubernetes.c, config-json.c, jqcheck.c) share. Never
- * included outside src/hooks/.
+ * (config.c, config-kubernetes.c, config-json.c) share. Never included
+ * outside src/hooks/.
  */
 
 #include <stdbool.h>
@@ -91,17 +91,3 @@ int ao_hook_config_parse_kubernetes(struct ao_hook_config_ctx *ctx, struct ao_ho
                                     const struct cJSON *json);
 int ao_hook_config_parse_on_kubernetes_event(struct ao_hook_config_ctx *ctx, struct ao_hook_config *cfg,
                                              size_t i, const struct cJSON *json);
-
-/**
- * Compile jq program @filter with libjq to see whether it is valid.
- * Returns 0, -EINVAL with libjq's first message (one line) in @reason, or
- * -ENOMEM.
- */
-int ao_hook_config_jq_check(const char *filter, char reason[static AO_HOOK_CONFIG_JQ_REASON_MAX]);
-
-struct jq_state;
-/**
- * Compile @filter the one way this project does (jq-compile.c: the workarounds for libjq 1.6).
- * Returns the program, or NULL with jq's first message in @reason.
- */
-struct jq_state *hooks_jq_compile(const char *filter, char *reason, size_t reason_size);

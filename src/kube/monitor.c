@@ -13,7 +13,7 @@
 #include "ao/alloc.h"
 #include "ao/hashmap.h"
 #include "ao/informer.h"
-#include "ao/jq-filter.h"
+#include "ao/jq.h"
 #include "ao/kube-discovery.h"
 #include "ao/kube-monitor.h"
 #include "ao/log.h"

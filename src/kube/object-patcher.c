@@ -11,7 +11,7 @@
 
 #include "ao/alloc.h"
 #include "ao/backoff.h"
-#include "ao/jq-filter.h"
+#include "ao/jq.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
 #include "ao/kube-watch.h"

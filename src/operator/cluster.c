@@ -16,7 +16,7 @@
 #include "ao/binding-context.h"
 #include "ao/config-map.h"
 #include "ao/informer.h"
-#include "ao/jq-filter.h"
+#include "ao/jq.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery-fetch.h"
 #include "ao/kube-discovery.h"

@@ -13,6 +13,8 @@
  * printing and re-parsing costs ~44 us, as jq 1.6's parser is slow.
  * jv values never leave this file.
  */
+#include "ao/jq.h"
+
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -24,7 +26,6 @@
 #include <cjson/cJSON.h>
 #include <jq.h>
 
-#include "ao/jq-filter.h"
 #include "ao/alloc.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
@@ -96,7 +97,7 @@ static void compile(struct program *p, const char *filter, uint64_t hash)
 
         p->filter = ao_xstrdup(filter);
         p->hash = hash;
-        p->jq = hooks_jq_compile(filter, reason, sizeof(reason));
+        p->jq = compile_program(filter, reason, sizeof(reason));
         if (!p->jq)
                 p->error = ao_xstrdup(reason);
 }

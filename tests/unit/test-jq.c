@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Tests for src/kube/jq-filter.c: one output, several (an array), none
+ * Tests for src/jq/ (cache.c, compile.c): one output, several (an array), none
  * (null); runtime errors (error/1 with a string and with an object, type
  * errors, halt_error) and compile errors with their messages, cached
  * failures reported on every call; the cache (hits, growth, failures
  * counted); canonical result text; numbers beyond 2^53 and beyond double;
- * NaN; unicode; deep values; the output cap.
+ * NaN; unicode; deep values; the output cap; ao_jq_check() agreeing with
+ * the cache.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "../tap.h"
-#include "ao/jq-filter.h"
+#include "ao/jq.h"
 #include "ao/yaml.h"
 
 static const char pod[] = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
@@ -317,6 +318,24 @@ static void test_built_input(struct ao_jq_cache *c)
         cJSON_Delete(in);
 }
 
+/* The configuration check compiles as the cache does: same verdicts, jq's message in one line. */
+static void test_check(void)
+{
+        char reason[256], tiny[8];
+
+        tap_is_int(ao_jq_check(".metadata.name", reason, sizeof(reason)), 0, "check: a valid filter");
+        tap_is_int(ao_jq_check(".foo |", reason, sizeof(reason)), -EINVAL, "check: a syntax error");
+        tap_is_str(reason,
+                   "syntax error, unexpected $end (Unix shell quoting issues?) at <top-level>, line 1",
+                   "check: jq's first message, one line");
+        tap_is_int(ao_jq_check("[.[] | ltrimstr(\"a\")]", reason, sizeof(reason)), 0,
+                   "check: a filter behind the trimstr prelude");
+        tap_is_int(ao_jq_check("import \"m\" as m; .", reason, sizeof(reason)), -EINVAL,
+                   "check: an import without modules");
+        tap_is_int(ao_jq_check("{a: }", tiny, sizeof(tiny)), -EINVAL, "check: a short reason buffer");
+        tap_is_str(tiny, "syntax ", "check: the reason is cut to fit");
+}
+
 int main(void)
 {
         struct ao_jq_cache *c = ao_jq_cache_new();
@@ -330,5 +349,6 @@ int main(void)
         test_built_input(c);
         ao_jq_cache_free(c);
         test_cache();
+        test_check();
         return tap_done();
 }

@@ -2,14 +2,17 @@
 #pragma once
 
 /*
- * jqFilter programs of kubernetes bindings, run through libjq.
+ * jqFilter programs (of kubernetes bindings, of object patches), run through libjq.
  *
  * Compiling a program costs milliseconds (jq 1.6 builds its whole builtin library each time),
  * so every distinct filter text is compiled once and kept in a cache; running it costs
  * microseconds. Output as the Go operator gives it: one result is that value, several become
- * a JSON array, none is null.
+ * a JSON array, none is null. A filter is always compiled the same way (with the workarounds
+ * for libjq 1.6 defects, src/jq/compile.c), so one that passed ao_jq_check() is exactly the
+ * program the cache runs.
  *
- * Non-logging module (jq's own error messages are captured into the error); main thread only.
+ * Non-logging module (jq's own error messages are captured into the error); jv values never
+ * leave it. Main thread only: libjq keeps no global state, but a cache is not locked.
  */
 
 #include <stddef.h>
@@ -19,6 +22,14 @@
 
 struct cJSON;
 struct ao_jq_cache;
+
+/**
+ * Whether @filter compiles, for checking a configuration before anything runs: 0, or -EINVAL
+ * with libjq's first message as one line in @reason (@reason_size > 0 bytes, cut to fit; "out
+ * of memory" when libjq could not even start). The program is compiled as the cache compiles it
+ * and thrown away.
+ */
+int ao_jq_check(const char *filter, char *reason, size_t reason_size);
 
 /** An empty cache. Programs are compiled on first use and kept until the cache is freed. */
 struct ao_jq_cache *ao_jq_cache_new(void);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Compiling a jqFilter with libjq 1.6, shared by the configuration check
- * (jqcheck.c) and the filter cache (jq-filter.c), so that a filter that
- * passed the check is exactly the program that runs.
+ * (ao_jq_check(), at the end) and the filter cache (cache.c), so that a
+ * filter that passed the check is exactly the program that runs.
  *
  * Besides the program itself, a one-line prelude may be compiled in front of
  * it to keep known libjq 1.6 defects away from the operator:
@@ -19,6 +19,9 @@
  * numbers in jq's messages stay right, and it is only added when the filter
  * mentions a name it redefines.
  */
+#include "ao/jq.h"
+
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -163,7 +166,7 @@ static char *program_text(const char *filter)
                             mentions_regex(filter) ? regex_prelude : "", filter);
 }
 
-jq_state *hooks_jq_compile(const char *filter, char *reason, size_t reason_size)
+jq_state *compile_program(const char *filter, char *reason, size_t reason_size)
 {
         _cleanup_free_ char *text = program_text(filter);
         struct capture cap = {.msg = reason, .size = reason_size};
@@ -205,4 +208,13 @@ jq_state *hooks_jq_compile(const char *filter, char *reason, size_t reason_size)
         if (!cap.got)
                 (void) snprintf(reason, reason_size, "invalid program");
         return NULL;
+}
+
+int ao_jq_check(const char *filter, char *reason, size_t reason_size)
+{
+        jq_state *jq = compile_program(filter, reason, reason_size);
+        if (!jq)
+                return -EINVAL;
+        jq_teardown(&jq);
+        return 0;
 }
