@@ -17,7 +17,7 @@
 
 #include "ao/alloc.h"
 #include "ao/binding-context.h"
-#include "ao/kube-monitor.h"
+#include "ao/watch-view.h"
 #include "ao/log.h"
 #include "ao/metrics.h"
 #include "ao/reactor.h"
@@ -34,7 +34,7 @@ struct hook_bindings {
         struct hook_owner *owner;
         size_t hook_index;
         struct ao_hook *hook;
-        struct ao_kube_monitor **monitors; /* one per kubernetes binding; NULL until started */
+        struct ao_watch_view **monitors; /* one per kubernetes binding; NULL until started */
         struct binding_slot *slots;
         bool *unlocked;
         size_t n;
@@ -74,7 +74,7 @@ static void observe(struct hook_bindings *hb, size_t i, int family, double value
 static void update_snapshot_gauge(struct hook_bindings *hb, size_t i)
 {
         observe(hb, i, CLUSTER_SNAPSHOT_OBJECTS,
-                hb->monitors[i] ? (double) ao_kube_monitor_count(hb->monitors[i]) : 0, true);
+                hb->monitors[i] ? (double) ao_watch_view_count(hb->monitors[i]) : 0, true);
 }
 
 /* ---- snapshots -------------------------------------------------------------------------------- */
@@ -84,7 +84,7 @@ static cJSON *snapshot_of(void *userdata, const char *binding)
         struct hook_bindings *hb = userdata;
         for (size_t i = 0; i < hb->n; i++)
                 if (hb->monitors[i] && strcmp(hb->hook->config.kubernetes[i].name, binding) == 0)
-                        return ao_kube_monitor_snapshot(hb->monitors[i]);
+                        return ao_watch_view_snapshot(hb->monitors[i]);
         return NULL;
 }
 
@@ -113,8 +113,8 @@ void bindings_unlock(struct hook_owner *owner, const struct ao_hook *hook, size_
 
 /* ---- events ----------------------------------------------------------------------------------- */
 
-static void on_monitor_event(struct ao_kube_monitor *m, unsigned watch_event, cJSON *item,
-                             const cJSON *object, void *userdata)
+static void on_monitor_event(struct ao_watch_view *m, unsigned watch_event, cJSON *item, const cJSON *object,
+                             void *userdata)
 {
         (void) m;
         struct binding_slot *slot = userdata;
@@ -151,7 +151,7 @@ static void on_jq(void *userdata, uint64_t usec)
 
 static void check_waiters(struct operator_state *op);
 
-static void on_monitor_synced(struct ao_kube_monitor *m, void *userdata)
+static void on_monitor_synced(struct ao_watch_view *m, void *userdata)
 {
         (void) m;
         struct binding_slot *slot = userdata;
@@ -159,8 +159,7 @@ static void on_monitor_synced(struct ao_kube_monitor *m, void *userdata)
         check_waiters(slot->hb->op);
 }
 
-static const struct ao_kube_monitor_ops monitor_ops = {.synced = on_monitor_synced,
-                                                       .event = on_monitor_event};
+static const struct ao_watch_view_ops monitor_ops = {.synced = on_monitor_synced, .event = on_monitor_event};
 
 /* ---- starting and stopping monitors ----------------------------------------------------------- */
 
@@ -188,7 +187,7 @@ static void hook_bindings_free(struct hook_owner *owner)
         struct hook_bindings *set = TAKE_PTR(owner->kube);
         for (size_t i = 0; set && i < owner->n_hooks; i++) {
                 for (size_t j = 0; j < set[i].n; j++) {
-                        set[i].monitors[j] = ao_kube_monitor_free(set[i].monitors[j]);
+                        set[i].monitors[j] = ao_watch_view_free(set[i].monitors[j]);
                         update_snapshot_gauge(&set[i], j);
                 }
                 free(set[i].monitors);
@@ -206,12 +205,12 @@ static int start_monitors(struct operator_state *op, struct hook_owner *owner, s
                 for (size_t j = 0; j < hb->n; j++) {
                         if (hb->monitors[j])
                                 continue;
-                        struct ao_kube_monitor_env env = {.informers = cluster_informers(op),
-                                                          .discovery = cluster_discovery(op),
-                                                          .jq = cluster_jq(op),
-                                                          .on_jq = on_jq};
-                        int r = ao_kube_monitor_new(&env, &hb->hook->config.kubernetes[j], hb->hook->name,
-                                                    &monitor_ops, &hb->slots[j], &hb->monitors[j], reterr);
+                        struct ao_watch_view_env env = {.informers = cluster_informers(op),
+                                                        .discovery = cluster_discovery(op),
+                                                        .jq = cluster_jq(op),
+                                                        .on_jq = on_jq};
+                        int r = ao_watch_view_new(&env, &hb->hook->config.kubernetes[j], hb->hook->name,
+                                                  &monitor_ops, &hb->slots[j], &hb->monitors[j], reterr);
                         if (r < 0)
                                 return r;
                 }
@@ -223,8 +222,7 @@ static bool all_synced(const struct hook_owner *owner)
 {
         for (size_t i = 0; i < owner->n_hooks; i++)
                 for (size_t j = 0; j < owner->kube[i].n; j++)
-                        if (!owner->kube[i].monitors[j] ||
-                            !ao_kube_monitor_synced(owner->kube[i].monitors[j]))
+                        if (!owner->kube[i].monitors[j] || !ao_watch_view_synced(owner->kube[i].monitors[j]))
                                 return false;
         return true;
 }
@@ -324,7 +322,7 @@ cJSON *bindings_sync_contexts(struct operator_state *op, struct hook_owner *owne
         struct hook_bindings *hb = with_objects ? bindings_of(owner, hook) : NULL;
         struct ao_snapshot_source src = {.get = hb ? snapshot_of : NULL, .userdata = hb};
         const struct ao_kubernetes_binding *b = &hook->config.kubernetes[binding];
-        cJSON *objects = hb && hb->monitors[binding] ? ao_kube_monitor_snapshot(hb->monitors[binding]) : NULL;
+        cJSON *objects = hb && hb->monitors[binding] ? ao_watch_view_snapshot(hb->monitors[binding]) : NULL;
         cJSON *contexts = cJSON_CreateArray();
         cJSON_AddItemToArray(contexts, ao_binding_context_synchronization(&hook->config, b, objects, &src));
         return contexts;

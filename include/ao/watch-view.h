@@ -2,7 +2,8 @@
 #pragma once
 
 /*
- * A monitor: what one kubernetes binding of a hook sees. It subscribes to the informers its
+ * A watch view: what one kubernetes binding of a hook sees of the cluster, the binding's
+ * filtered view of the shared informers (src/kube). It subscribes to the informers its
  * selectors need (one per namespace and, with nameSelector, one per name, using a
  * metadata.name field selector as the Go operator does; with namespace.labelSelector it also
  * watches Namespaces and starts and stops per-namespace informers as they match and stop
@@ -11,10 +12,12 @@
  *
  * Change detection as in the Go operator: an Added or Modified whose checksum (of the filter
  * result, or of the whole object without a filter) did not change fires nothing; Deleted always
- * fires. Objects of a namespace that stops matching are dropped without events. Objects of a
- * namespace that starts matching after the monitor synced arrive as Added events.
+ * fires. Objects of a namespace that stops matching leave as Deleted events once the view has
+ * synced (the Go operator drops them silently; docs/MIGRATION.md). Objects of a namespace that
+ * starts matching after the view synced arrive as Added events.
  *
- * Main thread only.
+ * Part of src/hooks (library ao-hooks-watch), above src/kube: hook-binding logic, where src/kube
+ * keeps only generic Kubernetes machinery. Main thread only.
  */
 
 #include <stdbool.h>
@@ -28,10 +31,10 @@ struct cJSON;
 struct ao_informers;
 struct ao_jq_cache;
 struct ao_kube_discovery;
-struct ao_kube_monitor;
+struct ao_watch_view;
 
-/** What monitors share. All borrowed; they must outlive every monitor. */
-struct ao_kube_monitor_env {
+/** What views share. All borrowed; they must outlive every view. */
+struct ao_watch_view_env {
         struct ao_informers *informers;
         const struct ao_kube_discovery *discovery;
         struct ao_jq_cache *jq;
@@ -39,31 +42,31 @@ struct ao_kube_monitor_env {
         void (*on_jq)(void *userdata, uint64_t usec);
 };
 
-struct ao_kube_monitor_ops {
-        /* Every informer has its initial state: ao_kube_monitor_snapshot() is complete. Once. */
-        void (*synced)(struct ao_kube_monitor *m, void *userdata);
+struct ao_watch_view_ops {
+        /* Every informer has its initial state: ao_watch_view_snapshot() is complete. Once. */
+        void (*synced)(struct ao_watch_view *m, void *userdata);
         /*
          * A change the binding's executeHookOnEvent asks for: @watch_event is one AO_WATCH_* bit,
          * @item is taken, @object is the object (borrowed; for v0 contexts and logs).
          */
-        void (*event)(struct ao_kube_monitor *m, unsigned watch_event, struct cJSON *item,
+        void (*event)(struct ao_watch_view *m, unsigned watch_event, struct cJSON *item,
                       const struct cJSON *object, void *userdata);
 };
 
 /**
- * Start watching for binding @b (borrowed; must outlive the monitor) of hook @hook_name (for
+ * Start watching for binding @b (borrowed; must outlive the view) of hook @hook_name (for
  * messages). Fails with -ENOENT when discovery knows no such kind (the caller may refresh
  * discovery and try again), naming the hook, binding, apiVersion and kind.
  */
-int ao_kube_monitor_new(const struct ao_kube_monitor_env *env, const struct ao_kubernetes_binding *b,
-                        const char *hook_name, const struct ao_kube_monitor_ops *ops, void *userdata,
-                        struct ao_kube_monitor **ret, struct ao_error *reterr);
+int ao_watch_view_new(const struct ao_watch_view_env *env, const struct ao_kubernetes_binding *b,
+                      const char *hook_name, const struct ao_watch_view_ops *ops, void *userdata,
+                      struct ao_watch_view **ret, struct ao_error *reterr);
 /** Stop watching and forget every item. NULL is accepted; returns NULL. */
-struct ao_kube_monitor *ao_kube_monitor_free(struct ao_kube_monitor *m);
+struct ao_watch_view *ao_watch_view_free(struct ao_watch_view *m);
 
-bool ao_kube_monitor_synced(const struct ao_kube_monitor *m);
+bool ao_watch_view_synced(const struct ao_watch_view *m);
 /** The items, sorted by namespace then name: a new array. */
-struct cJSON *ao_kube_monitor_snapshot(const struct ao_kube_monitor *m);
+struct cJSON *ao_watch_view_snapshot(const struct ao_watch_view *m);
 /** Items held. */
-size_t ao_kube_monitor_count(const struct ao_kube_monitor *m);
-const struct ao_kubernetes_binding *ao_kube_monitor_binding(const struct ao_kube_monitor *m);
+size_t ao_watch_view_count(const struct ao_watch_view *m);
+const struct ao_kubernetes_binding *ao_watch_view_binding(const struct ao_watch_view *m);

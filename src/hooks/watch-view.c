@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Monitors: one kubernetes binding's view of the cluster (include/ao/kube-monitor.h).
+ * Watch views: one kubernetes binding's view of the cluster (include/ao/watch-view.h).
  *
- * A monitor owns "namespace watches": one per namespace it looks at ("" for all), each holding
+ * A view owns "namespace watches": one per namespace it looks at ("" for all), each holding
  * one informer subscription per name of nameSelector (or a single one). With
  * namespace.labelSelector the namespace watches come and go with a Namespaces informer.
  */
@@ -15,7 +15,7 @@
 #include "ao/informer.h"
 #include "ao/jq.h"
 #include "ao/kube-discovery.h"
-#include "ao/kube-monitor.h"
+#include "ao/watch-view.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
 #include "ao/yaml.h"
@@ -34,7 +34,7 @@ struct item {
 };
 
 struct ns_watch {
-        struct ao_kube_monitor *m;
+        struct ao_watch_view *m;
         char *ns; /* "" for all namespaces */
         struct ao_informer_sub **subs;
         size_t n_subs;
@@ -42,11 +42,11 @@ struct ns_watch {
         struct ns_watch *next;
 };
 
-struct ao_kube_monitor {
-        struct ao_kube_monitor_env env;
+struct ao_watch_view {
+        struct ao_watch_view_env env;
         const struct ao_kubernetes_binding *b;
         char *hook_name;
-        struct ao_kube_monitor_ops ops;
+        struct ao_watch_view_ops ops;
         void *userdata;
         const struct ao_kube_resource *res;
         char *label_selector;
@@ -105,7 +105,7 @@ static uint64_t checksum_of(const char *text)
 }
 
 /* The item for @obj; NULL when the jqFilter fails on it (logged: the object is skipped). */
-static struct item *item_build(struct ao_kube_monitor *m, const cJSON *obj)
+static struct item *item_build(struct ao_watch_view *m, const cJSON *obj)
 {
         const char *ns = meta_string(obj, "namespace"), *name = meta_string(obj, "name");
         char *text = NULL;
@@ -136,7 +136,7 @@ static struct item *item_build(struct ao_kube_monitor *m, const cJSON *obj)
 }
 
 /* What a context carries for one object: {"object":..,"filterResult":..}. */
-static cJSON *item_to_json(const struct ao_kube_monitor *m, const struct item *it, const cJSON *event_object)
+static cJSON *item_to_json(const struct ao_watch_view *m, const struct item *it, const cJSON *event_object)
 {
         cJSON *j = cJSON_CreateObject();
         if (m->b->keep_full_objects_in_memory) {
@@ -151,7 +151,7 @@ static cJSON *item_to_json(const struct ao_kube_monitor *m, const struct item *i
         return j;
 }
 
-static void fire(struct ao_kube_monitor *m, unsigned watch_event, const struct item *it, const cJSON *obj)
+static void fire(struct ao_watch_view *m, unsigned watch_event, const struct item *it, const cJSON *obj)
 {
         if (!(m->b->event_mask & watch_event) || !m->ops.event)
                 return;
@@ -163,8 +163,8 @@ static int compare_keys(const void *a, const void *b)
         return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* An object appeared or changed: store it, and fire when the monitor is live and the checksum moved. */
-static void upsert(struct ao_kube_monitor *m, const cJSON *obj, bool live)
+/* An object appeared or changed: store it, and fire when the view is live and the checksum moved. */
+static void upsert(struct ao_watch_view *m, const cJSON *obj, bool live)
 {
         struct item *it = item_build(m, obj);
         if (!it)
@@ -184,7 +184,7 @@ static void upsert(struct ao_kube_monitor *m, const cJSON *obj, bool live)
  * event carries, or (@partial: a deletion a re-list found, the informer has only a stub) of the
  * last state seen, which is what the item holds; the object too, with keepFullObjectsInMemory.
  */
-static void remove_object(struct ao_kube_monitor *m, const cJSON *obj, bool partial)
+static void remove_object(struct ao_watch_view *m, const cJSON *obj, bool partial)
 {
         char *key = item_key(meta_string(obj, "namespace"), meta_string(obj, "name"));
         struct item *it = ao_hashmap_take(m->items, key);
@@ -204,7 +204,7 @@ static void remove_object(struct ao_kube_monitor *m, const cJSON *obj, bool part
  * what the snapshot holds. (The Go operator drops them without an event: a hook that keeps its own
  * view is left with objects that are no longer in its selection; docs/MIGRATION.md.)
  */
-static void drop_namespace_items(struct ao_kube_monitor *m, const char *ns)
+static void drop_namespace_items(struct ao_watch_view *m, const char *ns)
 {
         size_t iter = 0, n = 0;
         const char *key;
@@ -226,7 +226,7 @@ static void drop_namespace_items(struct ao_kube_monitor *m, const char *ns)
 
 /* ---- sync ------------------------------------------------------------------------------------- */
 
-static void check_synced(struct ao_kube_monitor *m)
+static void check_synced(struct ao_watch_view *m)
 {
         if (m->synced)
                 return;
@@ -241,7 +241,7 @@ static void check_synced(struct ao_kube_monitor *m)
 }
 
 struct fill {
-        struct ao_kube_monitor *m;
+        struct ao_watch_view *m;
         bool live;
 };
 
@@ -283,7 +283,7 @@ static void ns_watch_free(struct ns_watch *w)
         free(w);
 }
 
-static int ns_watch_add(struct ao_kube_monitor *m, const char *ns, struct ao_error *reterr)
+static int ns_watch_add(struct ao_watch_view *m, const char *ns, struct ao_error *reterr)
 {
         struct ns_watch *w = ao_xcalloc(1, sizeof(*w));
         w->m = m;
@@ -301,7 +301,7 @@ static int ns_watch_add(struct ao_kube_monitor *m, const char *ns, struct ao_err
         return 0;
 }
 
-static struct ns_watch **ns_watch_find(struct ao_kube_monitor *m, const char *ns)
+static struct ns_watch **ns_watch_find(struct ao_watch_view *m, const char *ns)
 {
         struct ns_watch **pp = &m->watches;
         while (*pp && strcmp((*pp)->ns, ns) != 0)
@@ -309,7 +309,7 @@ static struct ns_watch **ns_watch_find(struct ao_kube_monitor *m, const char *ns
         return pp;
 }
 
-static void namespace_appeared(struct ao_kube_monitor *m, const char *ns)
+static void namespace_appeared(struct ao_watch_view *m, const char *ns)
 {
         if (*ns_watch_find(m, ns))
                 return;
@@ -319,7 +319,7 @@ static void namespace_appeared(struct ao_kube_monitor *m, const char *ns)
                        m->b->name, ns, err.msg);
 }
 
-static void namespace_gone(struct ao_kube_monitor *m, const char *ns)
+static void namespace_gone(struct ao_watch_view *m, const char *ns)
 {
         struct ns_watch **pp = ns_watch_find(m, ns);
         if (!*pp)
@@ -337,7 +337,7 @@ static void add_namespace_of(const cJSON *obj, void *userdata)
 
 static void on_namespaces_synced(struct ao_informer_sub *sub, void *userdata)
 {
-        struct ao_kube_monitor *m = userdata;
+        struct ao_watch_view *m = userdata;
         ao_informer_sub_foreach(sub, add_namespace_of, m);
         m->namespaces_synced = true;
         check_synced(m);
@@ -346,7 +346,7 @@ static void on_namespaces_synced(struct ao_informer_sub *sub, void *userdata)
 static void on_namespace_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj,
                                bool partial, void *userdata)
 {
-        struct ao_kube_monitor *m = userdata;
+        struct ao_watch_view *m = userdata;
         if (type == AO_WATCH_EVENT_DELETED)
                 namespace_gone(m, meta_string(obj, "name"));
         else
@@ -359,7 +359,7 @@ static const struct ao_informer_sub_ops namespace_ops = {.synced = on_namespaces
 /* ---- set-up ----------------------------------------------------------------------------------- */
 
 /* One field selector per name of nameSelector (metadata.name=<n> plus the binding's own), or one. */
-static void build_field_selectors(struct ao_kube_monitor *m)
+static void build_field_selectors(struct ao_watch_view *m)
 {
         const struct ao_kubernetes_binding *b = m->b;
         char *own =
@@ -377,7 +377,7 @@ static void build_field_selectors(struct ao_kube_monitor *m)
         free(own);
 }
 
-static int start_watches(struct ao_kube_monitor *m, struct ao_error *reterr)
+static int start_watches(struct ao_watch_view *m, struct ao_error *reterr)
 {
         const struct ao_kubernetes_binding *b = m->b;
         if (b->namespace_labels.present) {
@@ -402,9 +402,9 @@ static int start_watches(struct ao_kube_monitor *m, struct ao_error *reterr)
         return 0;
 }
 
-int ao_kube_monitor_new(const struct ao_kube_monitor_env *env, const struct ao_kubernetes_binding *b,
-                        const char *hook_name, const struct ao_kube_monitor_ops *ops, void *userdata,
-                        struct ao_kube_monitor **ret, struct ao_error *reterr)
+int ao_watch_view_new(const struct ao_watch_view_env *env, const struct ao_kubernetes_binding *b,
+                      const char *hook_name, const struct ao_watch_view_ops *ops, void *userdata,
+                      struct ao_watch_view **ret, struct ao_error *reterr)
 {
         struct ao_error err = {0};
         const struct ao_kube_resource *res =
@@ -412,7 +412,7 @@ int ao_kube_monitor_new(const struct ao_kube_monitor_env *env, const struct ao_k
         if (!res)
                 return ao_error_set(reterr, -ENOENT, "hook '%s', binding '%s': %s", hook_name, b->name,
                                     err.msg);
-        struct ao_kube_monitor *m = ao_xcalloc(1, sizeof(*m));
+        struct ao_watch_view *m = ao_xcalloc(1, sizeof(*m));
         m->env = *env;
         m->b = b;
         m->hook_name = ao_xstrdup(hook_name);
@@ -426,14 +426,14 @@ int ao_kube_monitor_new(const struct ao_kube_monitor_env *env, const struct ao_k
         int r = start_watches(m, reterr);
         if (r < 0) {
                 ao_error_prefix(reterr, "hook '%s', binding '%s'", hook_name, b->name);
-                ao_kube_monitor_free(m);
+                ao_watch_view_free(m);
                 return r;
         }
         *ret = m;
         return 0;
 }
 
-struct ao_kube_monitor *ao_kube_monitor_free(struct ao_kube_monitor *m)
+struct ao_watch_view *ao_watch_view_free(struct ao_watch_view *m)
 {
         if (!m)
                 return NULL;
@@ -453,17 +453,17 @@ struct ao_kube_monitor *ao_kube_monitor_free(struct ao_kube_monitor *m)
         return NULL;
 }
 
-bool ao_kube_monitor_synced(const struct ao_kube_monitor *m)
+bool ao_watch_view_synced(const struct ao_watch_view *m)
 {
         return m->synced;
 }
 
-size_t ao_kube_monitor_count(const struct ao_kube_monitor *m)
+size_t ao_watch_view_count(const struct ao_watch_view *m)
 {
         return ao_hashmap_size(m->items);
 }
 
-const struct ao_kubernetes_binding *ao_kube_monitor_binding(const struct ao_kube_monitor *m)
+const struct ao_kubernetes_binding *ao_watch_view_binding(const struct ao_watch_view *m)
 {
         return m->b;
 }
@@ -475,7 +475,7 @@ static int compare_items(const void *a, const void *b)
         return c ? c : strcmp(x->name, y->name);
 }
 
-cJSON *ao_kube_monitor_snapshot(const struct ao_kube_monitor *m)
+cJSON *ao_watch_view_snapshot(const struct ao_watch_view *m)
 {
         size_t n = ao_hashmap_size(m->items), iter = 0, i = 0;
         struct item **sorted = ao_xcalloc(n + 1, sizeof(*sorted));
