@@ -15,8 +15,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "internal.h"
-
 /* Adding to a tree remembers the first allocation failure, so the building code stays linear. */
 struct builder {
         bool failed;

@@ -2,9 +2,12 @@
 #pragma once
 
 /*
- * Private to src/hooks/: what the hook-configuration parser's files
- * (config.c, config-kubernetes.c, config-json.c) share. Never included
- * outside src/hooks/.
+ * Private to src/hooks/: what the hook-configuration parser's two files
+ * share: config.c defines the helpers and the parse context, and
+ * config-kubernetes.c the per-binding parsers config.c calls. Never
+ * included outside src/hooks/. The other private headers are config-pool.h
+ * (config-pool.c, loader.c), outputs.h (outputs.c, run.c) and workspace.h
+ * (workspace.c, outputs.c, run.c).
  */
 
 #include <stdbool.h>

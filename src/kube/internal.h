@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
-/* Private to src/kube/. */
+/*
+ * Private to src/kube/: what its files share, by the file that defines it and the files that use
+ * it. Never included outside src/kube/.
+ *   kube_query_escape()   client.c; informer.c
+ *   kube_credentials_*()  credentials.c; client.c
+ */
 
 #include <stdbool.h>
 #include <stddef.h>

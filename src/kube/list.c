@@ -13,8 +13,6 @@
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 
-#include "internal.h"
-
 /*
  * A list response is {"kind":"ConfigMapList","apiVersion":"v1","metadata":
  * {"resourceVersion":..,"continue":..,"remainingItemCount":..},"items":[..]}.

@@ -15,8 +15,6 @@
 #include "ao/strbuf.h"
 #include "ao/string-table.h"
 
-#include "internal.h"
-
 /*
  * Splitting: the API server writes one event per line (Go's json.Encoder
  * appends "\n"), but a replayed backlog comes in 2 KiB chunks that cut lines

@@ -3,7 +3,9 @@
 
 /*
  * Private to src/queue/: the structures behind the opaque types of
- * ao/queue.h, shared by queue.c (the engine) and dump.c (the JSON view).
+ * ao/queue.h, shared by queue.c (the engine) and dump.c (the JSON view);
+ * backoff.c (the retry formula) needs none of it. Never included outside
+ * src/queue/.
  *
  * Invariants:
  *   - q->length is the number of tasks on q's list, the running one included;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Tests for src/hooks/config*.c, selector.c and jqcheck.c: every binding
+ * Tests for src/hooks/config*.c, selector.c and the jqFilter check: every binding
  * type in v0 and v1 as ao_hook_config_to_json() renders it (compared as
  * canonical JSON; expectations are written as YAML flow mappings for
  * legibility), defaults, the waitForSynchronization rule, executeHookOnEvent
