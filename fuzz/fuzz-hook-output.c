@@ -103,7 +103,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         run->env = env;
         run->log_context.hook = "hooks/fuzz";
         for (int i = 0; i < 2; i++) /* no pipes: the output is fed in directly */
-                ao_proc_output_init(&run->out[i], &env->pool, (enum ao_proc_stream) i, NULL, NULL);
+                proc_output_init(&run->out[i], &env->pool, (enum ao_proc_stream) i, NULL, NULL);
 
         size_t chunk = 1 + data[1] % 64;
         bool alternate = data[0] & 8;
@@ -111,12 +111,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t left = size - 2;
         for (int i = 0; left > 0; i++) {
                 size_t n = left < chunk ? left : chunk;
-                ao_proc_run_output_feed(run, alternate ? i % 2 : AO_PROC_STDOUT, out, n);
+                proc_run_output_feed(run, alternate ? i % 2 : AO_PROC_STDOUT, out, n);
                 out += n;
                 left -= n;
         }
         for (int i = 0; i < 2; i++)
-                ao_proc_run_output_end(run, (enum ao_proc_stream) i);
+                proc_run_output_end(run, (enum ao_proc_stream) i);
         check_log();
         free(run);
         free(env);

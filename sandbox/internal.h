@@ -26,8 +26,8 @@ struct ao_sandbox_builtin {
         size_t len;
 };
 
-extern const struct ao_sandbox_builtin ao_sandbox_builtin_profiles[];
-extern const size_t ao_sandbox_n_builtin_profiles;
+extern const struct ao_sandbox_builtin sandbox_builtin_profiles[];
+extern const size_t sandbox_n_builtin_profiles;
 
 #define AO_SANDBOX_SYSCALL_ARGS 6
 
@@ -75,18 +75,18 @@ struct ao_sandbox_policy {
  * success @ret_bpf is a malloc'd array of @ret_len instructions. Errors
  * start with "seccomp: " and name the syscall; the caller adds the file.
  */
-int ao_sandbox_bpf_compile(const struct ao_sandbox_policy *policy, struct sock_filter **ret_bpf,
-                           unsigned short *ret_len, struct ao_error *reterr);
+int sandbox_bpf_compile(const struct ao_sandbox_policy *policy, struct sock_filter **ret_bpf,
+                        unsigned short *ret_len, struct ao_error *reterr);
 
 /** Whether @name may name a profile: 1-128 bytes of [a-z0-9-_.]. */
-bool ao_sandbox_name_valid(const char *name);
+bool sandbox_name_valid(const char *name);
 
 /**
  * Copy @s into @buf (@size >= 8) with control bytes, quotes and backslashes
  * escaped, cut with "..." when too long, so a message quoting user input
  * stays one line. Returns @buf.
  */
-const char *ao_sandbox_escape(const char *s, char *buf, size_t size);
+const char *sandbox_escape(const char *s, char *buf, size_t size);
 
 /**
  * Read the whole file at @path, at most @max bytes, into a malloc'd
@@ -94,5 +94,5 @@ const char *ao_sandbox_escape(const char *s, char *buf, size_t size);
  * does not exist, so callers can treat absence as "not configured"; other
  * failures, and a larger file (-EFBIG), set @reterr naming @path.
  */
-int ao_sandbox_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len,
-                         struct ao_error *reterr);
+int sandbox_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len,
+                      struct ao_error *reterr);

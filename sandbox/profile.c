@@ -46,7 +46,7 @@ static void cjson_deletep(cJSON **p)
 
 /* ---- helpers shared with the other files of sandbox/ ----------------------- */
 
-bool ao_sandbox_name_valid(const char *name)
+bool sandbox_name_valid(const char *name)
 {
         size_t len = strlen(name);
         if (len == 0 || len > PROFILE_NAME_MAX)
@@ -54,7 +54,7 @@ bool ao_sandbox_name_valid(const char *name)
         return strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789-_.") == len;
 }
 
-const char *ao_sandbox_escape(const char *s, char *buf, size_t size)
+const char *sandbox_escape(const char *s, char *buf, size_t size)
 {
         static const char hex[] = "0123456789abcdef";
         size_t o = 0;
@@ -117,7 +117,7 @@ static int check_keys(struct parser *p, const cJSON *obj, const char *path, cons
                 for (size_t j = 0; known[j]; j++)
                         (void) snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
                                         j ? ", " : "", known[j]);
-                return fail(p, path, "unknown key '%s' (expected %s)", ao_sandbox_escape(key, q, sizeof(q)),
+                return fail(p, path, "unknown key '%s' (expected %s)", sandbox_escape(key, q, sizeof(q)),
                             list);
         }
         return 0;
@@ -157,7 +157,7 @@ static int resolve_syscall(struct parser *p, const char *path, const char *s, in
         if (optional)
                 len--;
         if (len == 0 || len > SYSCALL_NAME_MAX || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") != len)
-                return fail(p, path, "invalid syscall name '%s'", ao_sandbox_escape(s, q, sizeof(q)));
+                return fail(p, path, "invalid syscall name '%s'", sandbox_escape(s, q, sizeof(q)));
         memcpy(name, s, len);
         name[len] = '\0';
 
@@ -185,8 +185,7 @@ static int push_rule(struct parser *p, const char *path, const char *name, int n
         char q[96];
 
         if (find_rule(p, nr))
-                return fail(p, path, "syscall '%s' already has a rule",
-                            ao_sandbox_escape(name, q, sizeof(q)));
+                return fail(p, path, "syscall '%s' already has a rule", sandbox_escape(name, q, sizeof(q)));
         if (p->policy.n_rules >= RULES_MAX)
                 return fail(p, path, "more than %d syscalls", RULES_MAX);
         if (p->policy.n_rules == p->rules_cap) {
@@ -277,7 +276,7 @@ static int parse_errno_map(struct parser *p, const cJSON *map)
         {
                 int nr = 0, e = 0, r;
                 (void) snprintf(path, sizeof(path), "seccomp.errno.%s",
-                                ao_sandbox_escape(item->string, q, sizeof(q)));
+                                sandbox_escape(item->string, q, sizeof(q)));
                 r = resolve_syscall(p, path, item->string, &nr);
                 if (r <= 0) {
                         if (r < 0)
@@ -319,7 +318,7 @@ static int parse_flag(struct parser *p, const char *path, const cJSON *v, uint64
                                 return 0;
                         }
                 char q[96];
-                return fail(p, path, "unknown flag '%s'", ao_sandbox_escape(v->valuestring, q, sizeof(q)));
+                return fail(p, path, "unknown flag '%s'", sandbox_escape(v->valuestring, q, sizeof(q)));
         }
         if (number_as_u64(v, EXACT_INT_MAX, &n) && n > 0) {
                 *ret = n;
@@ -367,9 +366,9 @@ static int add_flag_condition(struct parser *p, const char *path, const char *na
                         return r;
         } else if (!rule)
                 return fail(p, path, "'%s' is not in seccomp.allow, so it is denied already",
-                            ao_sandbox_escape(name, q, sizeof(q)));
+                            sandbox_escape(name, q, sizeof(q)));
         else if (rule->action != AO_SANDBOX_RULE_ALLOW || (p->policy.default_allow && !rule->has_conds))
-                return fail(p, path, "'%s' is denied in full already", ao_sandbox_escape(name, q, sizeof(q)));
+                return fail(p, path, "'%s' is denied in full already", sandbox_escape(name, q, sizeof(q)));
         rule->has_conds = true;
         rule->args[arg].deny_mask |= mask;
         return 0;
@@ -633,7 +632,7 @@ static int parse_rlimits(struct parser *p, const cJSON *map, struct ao_sandbox_p
                                     "unknown limit '%s' (as, core, cpu, data, fsize, locks, memlock, "
                                     "msgqueue, nice, nofile, nproc, rss, rtprio, rttime, sigpending, "
                                     "stack)",
-                                    ao_sandbox_escape(item->string, q, sizeof(q)));
+                                    sandbox_escape(item->string, q, sizeof(q)));
                 /* One entry per distinct name, and there are AO_SANDBOX_RLIMITS_MAX names at most. */
                 if (prof->n_rlimits >= AO_SANDBOX_RLIMITS_MAX)
                         return fail(p, "rlimits", "too many limits");
@@ -752,7 +751,7 @@ static int compile(struct parser *p, struct ao_sandbox_profile *prof)
 {
         if (!prof->has_filter)
                 return 0;
-        int r = ao_sandbox_bpf_compile(&p->policy, &prof->bpf, &prof->bpf_len, p->reterr);
+        int r = sandbox_bpf_compile(&p->policy, &prof->bpf, &prof->bpf_len, p->reterr);
         if (r < 0)
                 return ao_error_prefix(p->reterr, "%s", p->filename);
         return 0;
@@ -763,11 +762,11 @@ int ao_sandbox_profile_parse(const char *name, const char *text, size_t len, con
 {
         char fallback[PROFILE_NAME_MAX + 16], q[96];
 
-        if (!ao_sandbox_name_valid(name))
+        if (!sandbox_name_valid(name))
                 return ao_error_set(
                     reterr, -EINVAL,
                     "invalid sandbox profile name '%s': expected 1-%d characters of [a-z0-9-_.]",
-                    ao_sandbox_escape(name, q, sizeof(q)), PROFILE_NAME_MAX);
+                    sandbox_escape(name, q, sizeof(q)), PROFILE_NAME_MAX);
         if (!filename) {
                 (void) snprintf(fallback, sizeof(fallback), "%s.policy", name);
                 filename = fallback;

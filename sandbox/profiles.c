@@ -67,8 +67,7 @@ static void profiles_put_take(struct ao_sandbox_profiles *set, struct ao_sandbox
         set->items[set->n++] = p;
 }
 
-int ao_sandbox_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len,
-                         struct ao_error *reterr)
+int sandbox_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len, struct ao_error *reterr)
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0 && errno == ENOENT)
@@ -112,8 +111,8 @@ int ao_sandbox_read_file(const char *path, size_t max, char **ret_text, size_t *
 
 static int load_builtins(struct ao_sandbox_profiles *set, struct ao_error *reterr)
 {
-        for (size_t i = 0; i < ao_sandbox_n_builtin_profiles; i++) {
-                const struct ao_sandbox_builtin *b = &ao_sandbox_builtin_profiles[i];
+        for (size_t i = 0; i < sandbox_n_builtin_profiles; i++) {
+                const struct ao_sandbox_builtin *b = &sandbox_builtin_profiles[i];
                 struct ao_sandbox_profile *p;
                 int r = ao_sandbox_profile_parse(b->name, b->text, b->len, b->filename, &p, reterr);
                 if (r < 0)
@@ -191,12 +190,12 @@ static int load_extra_file(struct ao_sandbox_profiles *set, const char *dir, con
                 nlen = sizeof(name) - 1; /* too long to be valid: the check below says so */
         memcpy(name, file, nlen);
         name[nlen] = '\0';
-        if (!ao_sandbox_name_valid(name))
+        if (!sandbox_name_valid(name))
                 return ao_error_set(reterr, -EINVAL,
                                     "%s: invalid profile name '%s': expected [a-z0-9-_.] before .policy",
-                                    path, ao_sandbox_escape(name, q, sizeof(q)));
+                                    path, sandbox_escape(name, q, sizeof(q)));
 
-        r = ao_sandbox_read_file(path, POLICY_FILE_MAX, &text, &len, reterr);
+        r = sandbox_read_file(path, POLICY_FILE_MAX, &text, &len, reterr);
         if (r == -ENOENT)
                 return ao_error_set(reterr, r, "%s: vanished while loading", path);
         if (r < 0)

@@ -27,7 +27,7 @@ static int add_failed(const struct ao_sandbox_rule *rule, int r, struct ao_error
 {
         char q[96];
         return ao_error_set(reterr, r < 0 ? r : -EINVAL, "seccomp: '%s': cannot add the rule: %s",
-                            ao_sandbox_escape(rule->name, q, sizeof(q)), strerror(r < 0 ? -r : EINVAL));
+                            sandbox_escape(rule->name, q, sizeof(q)), strerror(r < 0 ? -r : EINVAL));
 }
 
 /*
@@ -79,7 +79,7 @@ static int add_conditional_allow(scmp_filter_ctx ctx, const struct ao_sandbox_ru
                         return ao_error_set(reterr, -EINVAL,
                                             "seccomp: '%s': a flag mask and a required value on argument %u "
                                             "cannot be combined in an allow-list",
-                                            ao_sandbox_escape(rule->name, q, sizeof(q)), arg);
+                                            sandbox_escape(rule->name, q, sizeof(q)), arg);
                 if (c->deny_mask)
                         cmps[n++] = SCMP_CMP(arg, SCMP_CMP_MASKED_EQ, c->deny_mask, 0);
                 else if (c->only_value_set)
@@ -185,8 +185,8 @@ static int export_bpf(scmp_filter_ctx ctx, struct sock_filter **ret_bpf, unsigne
         return 0;
 }
 
-int ao_sandbox_bpf_compile(const struct ao_sandbox_policy *policy, struct sock_filter **ret_bpf,
-                           unsigned short *ret_len, struct ao_error *reterr)
+int sandbox_bpf_compile(const struct ao_sandbox_policy *policy, struct sock_filter **ret_bpf,
+                        unsigned short *ret_len, struct ao_error *reterr)
 {
         /*
          * A deny-list notifies on what it names; an allow-list notifies on

@@ -35,12 +35,12 @@ static int parse_selection(const char *path, const cJSON *doc, char **ret_name, 
         for (const cJSON *item = doc->child; item; item = item->next)
                 if (strcmp(item->string, "profile") != 0)
                         return ao_error_set(reterr, -EINVAL, "%s: unknown key '%s' (expected profile)", path,
-                                            ao_sandbox_escape(item->string, q, sizeof(q)));
+                                            sandbox_escape(item->string, q, sizeof(q)));
 
         const cJSON *profile = cJSON_GetObjectItemCaseSensitive(doc, "profile");
         if (!profile)
                 return ao_error_set(reterr, -EINVAL, "%s: missing key 'profile'", path);
-        if (!cJSON_IsString(profile) || !ao_sandbox_name_valid(profile->valuestring))
+        if (!cJSON_IsString(profile) || !sandbox_name_valid(profile->valuestring))
                 return ao_error_set(reterr, -EINVAL, "%s: profile: expected a profile name of [a-z0-9-_.]",
                                     path);
         *ret_name = ao_xstrdup(profile->valuestring);
@@ -54,7 +54,7 @@ static int read_selection(const char *path, char **ret_name, struct ao_error *re
         _cleanup_(cjson_deletep) cJSON *doc = NULL;
         size_t len;
 
-        int r = ao_sandbox_read_file(path, SELECT_FILE_MAX, &text, &len, reterr);
+        int r = sandbox_read_file(path, SELECT_FILE_MAX, &text, &len, reterr);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)

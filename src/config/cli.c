@@ -18,7 +18,7 @@ static void origins_free(struct ao_cli_origin *origins)
 {
         if (!origins)
                 return;
-        for (size_t i = 0; i < ao_setting_defs_count; i++)
+        for (size_t i = 0; i < setting_defs_count; i++)
                 free(origins[i].value);
         free(origins);
 }
@@ -28,7 +28,7 @@ void ao_cli_done(struct ao_cli *cli)
         if (!cli)
                 return;
         ao_settings_done(&cli->settings);
-        (void) ao_config_strv_free(cli->command);
+        (void) config_strv_free(cli->command);
         for (size_t i = 0; i < cli->n_notices; i++)
                 free(cli->notices[i].text);
         free(cli->notices);
@@ -58,7 +58,7 @@ static int unknown_flag(const char *arg, size_t len, struct ao_error *reterr)
 {
         char name[256], q[128];
         (void) snprintf(name, sizeof(name), "%.*s", (int) AO_MIN(len, sizeof(name) - 1), arg);
-        return ao_error_set(reterr, -EINVAL, "unknown flag '%s'", ao_config_escape(name, q, sizeof(q)));
+        return ao_error_set(reterr, -EINVAL, "unknown flag '%s'", config_escape(name, q, sizeof(q)));
 }
 
 /* One "--name[=value]" argument; may consume argv[*i + 1] as the value. */
@@ -67,7 +67,7 @@ static int scan_long_flag(struct argv_scan *scan, int argc, char *const *argv, i
 {
         const char *arg = argv[*i], *name = arg + 2, *eq = strchr(name, '='), *spelling, *value;
         size_t len = eq ? (size_t) (eq - name) : strlen(name);
-        const struct ao_setting_def *d = ao_setting_def_by_flag(name, len, &spelling);
+        const struct ao_setting_def *d = setting_def_by_flag(name, len, &spelling);
 
         if (!d) {
                 if ((len == 4 && memcmp(name, "help", 4) == 0) ||
@@ -88,7 +88,7 @@ static int scan_long_flag(struct argv_scan *scan, int argc, char *const *argv, i
                 return ao_error_set(reterr, -EINVAL, "flag '--%s' needs a value", spelling);
 
         /* A repeated flag overrides the earlier one. */
-        size_t idx = (size_t) (d - ao_setting_defs);
+        size_t idx = (size_t) (d - setting_defs);
         scan->flag_values[idx] = value;
         scan->flag_names[idx] = spelling;
         return 0;
@@ -116,7 +116,7 @@ static int take_output(struct ao_cli *cli, int argc, char *const *argv, int *i, 
                 /* Values come from anywhere: escaped, so the message stays one line. */
                 char q[128];
                 return ao_error_set(reterr, -EINVAL, "flag -o: '%s' is not one of text, yaml, json",
-                                    ao_config_escape(value, q, sizeof(q)));
+                                    config_escape(value, q, sizeof(q)));
         }
         free(cli->output);
         cli->output = strdup(value);
@@ -145,7 +145,7 @@ static int take_interval(struct ao_cli *cli, int argc, char *const *argv, int *i
                 char q[128];
                 return ao_error_set(reterr, -EINVAL,
                                     "flag --interval: '%s' is not a number of seconds from 0.1 to 3600",
-                                    ao_config_escape(value, q, sizeof(q)));
+                                    config_escape(value, q, sizeof(q)));
         }
         cli->watch_interval = seconds;
         return 0;
@@ -206,17 +206,17 @@ int ao_cli_parse(int argc, char *const *argv, char *const *envp, struct ao_cli *
 {
         _cleanup_(ao_cli_done) struct ao_cli cli = {};
         _cleanup_free_ const char **flag_values = NULL, **flag_names = NULL;
-        _cleanup_(ao_config_strv_freep) char **words = NULL;
+        _cleanup_(config_strv_freep) char **words = NULL;
         int r;
 
         if (argc < 0 || (argc > 0 && !argv) || !ret)
                 return ao_error_set(reterr, -EINVAL, "invalid arguments to ao_cli_parse()");
 
-        flag_values = calloc(ao_setting_defs_count, sizeof(char *));
-        flag_names = calloc(ao_setting_defs_count, sizeof(char *));
+        flag_values = calloc(setting_defs_count, sizeof(char *));
+        flag_names = calloc(setting_defs_count, sizeof(char *));
         /* At most one word per argument, plus "start", plus the terminating NULL. */
         words = calloc((size_t) argc + 2, sizeof(char *));
-        cli._origins = calloc(ao_setting_defs_count, sizeof(struct ao_cli_origin));
+        cli._origins = calloc(setting_defs_count, sizeof(struct ao_cli_origin));
         if (!flag_values || !flag_names || !words || !cli._origins)
                 return ao_error_set(reterr, -ENOMEM, "out of memory while reading the command line");
 
@@ -229,7 +229,7 @@ int ao_cli_parse(int argc, char *const *argv, char *const *envp, struct ao_cli *
                 return r;
         words = NULL; /* now owned by cli.command */
 
-        r = ao_settings_resolve(&cli, cli._origins, flag_values, flag_names, envp, reterr);
+        r = settings_resolve(&cli, cli._origins, flag_values, flag_names, envp, reterr);
         if (r < 0)
                 return r;
 
@@ -306,9 +306,9 @@ void ao_cli_print_flags(FILE *out)
 
         for (size_t s = 0; s < _AO_SETTING_SECTION_MAX; s++) {
                 fprintf(out, "\n%s:\n", ao_setting_section_names[s]);
-                for (size_t i = 0; i < ao_setting_defs_count; i++)
-                        if (ao_setting_defs[i].section == s)
-                                print_flag(out, &ao_setting_defs[i]);
+                for (size_t i = 0; i < setting_defs_count; i++)
+                        if (setting_defs[i].section == s)
+                                print_flag(out, &setting_defs[i]);
         }
 }
 
@@ -318,13 +318,13 @@ void ao_cli_print_settings(const struct ao_cli *cli, FILE *out)
 
         if (!cli || !cli->_origins)
                 return;
-        for (size_t i = 0; i < ao_setting_defs_count; i++) {
-                const struct ao_setting_def *d = &ao_setting_defs[i];
+        for (size_t i = 0; i < setting_defs_count; i++) {
+                const struct ao_setting_def *d = &setting_defs[i];
                 const struct ao_cli_origin *o = &cli->_origins[i];
                 const char *kind = o->origin == AO_SETTING_FLAG  ? "flag --"
                                    : o->origin == AO_SETTING_ENV ? "env "
                                                                  : "default";
-                fprintf(out, "--%s='%s'  (%s%s)\n", d->flags[0],
-                        ao_config_escape(o->value ?: "", q, sizeof(q)), kind, o->source ?: "");
+                fprintf(out, "--%s='%s'  (%s%s)\n", d->flags[0], config_escape(o->value ?: "", q, sizeof(q)),
+                        kind, o->source ?: "");
         }
 }

@@ -71,8 +71,8 @@ struct ao_cli_origin {
         char *value; /* owned: the text that was parsed */
 };
 
-extern const struct ao_setting_def ao_setting_defs[];
-extern const size_t ao_setting_defs_count;
+extern const struct ao_setting_def setting_defs[];
+extern const size_t setting_defs_count;
 extern const char *const ao_setting_section_names[_AO_SETTING_SECTION_MAX];
 
 /**
@@ -80,31 +80,31 @@ extern const char *const ao_setting_section_names[_AO_SETTING_SECTION_MAX];
  * "--"), or NULL. @ret_spelling (may be NULL) gets the table's copy of the
  * matching name, so messages can use the alias the user typed.
  */
-const struct ao_setting_def *ao_setting_def_by_flag(const char *name, size_t len, const char **ret_spelling);
+const struct ao_setting_def *setting_def_by_flag(const char *name, size_t len, const char **ret_spelling);
 
 /**
  * Resolve every setting: @flag_values[i] (borrowed, NULL when the flag was not
  * given) beats the environment, which beats the default. @flag_names[i] is the
  * spelling the user typed, for messages. Fills @cli->settings, @cli->notices and
- * @origins (an array of ao_setting_defs_count entries, zeroed by the caller).
+ * @origins (an array of setting_defs_count entries, zeroed by the caller).
  * On failure the partially filled state is left for the caller to release.
  */
-int ao_settings_resolve(struct ao_cli *cli, struct ao_cli_origin *origins, const char *const *flag_values,
-                        const char *const *flag_names, char *const *envp, struct ao_error *reterr);
+int settings_resolve(struct ao_cli *cli, struct ao_cli_origin *origins, const char *const *flag_values,
+                     const char *const *flag_names, char *const *envp, struct ao_error *reterr);
 
 /* Value parsers (parse.c). All return 0 or -EINVAL (-ERANGE for out-of-range numbers) and write ret_* only on success. */
-int ao_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret);
-int ao_parse_double_positive(const char *s, double *ret);
-int ao_parse_port(const char *s, uint16_t *ret);
-int ao_parse_metric_prefix(const char *s);
-int ao_parse_label_list(const char *s);
-int ao_parse_reactor(const char *s, enum ao_reactor_backend_choice *ret);
+int parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret);
+int parse_double_positive(const char *s, double *ret);
+int parse_port(const char *s, uint16_t *ret);
+int parse_metric_prefix(const char *s);
+int parse_label_list(const char *s);
+int parse_reactor(const char *s, enum ao_reactor_backend_choice *ret);
 /** Split @s on @sep into a NULL-terminated owned vector, trimming ASCII blanks when @trim; empty items dropped. */
-int ao_config_split(const char *s, char sep, bool trim, char ***ret);
-char **ao_config_strv_free(char **v);
-static inline void ao_config_strv_freep(char ***v)
+int config_split(const char *s, char sep, bool trim, char ***ret);
+char **config_strv_free(char **v);
+static inline void config_strv_freep(char ***v)
 {
-        *v = ao_config_strv_free(*v);
+        *v = config_strv_free(*v);
 }
 
 /**
@@ -112,4 +112,4 @@ static inline void ao_config_strv_freep(char ***v)
  * backslash escaped C-style, so a message that quotes it stays on one line.
  * Longer input is cut and ends in "...". Returns @buf.
  */
-const char *ao_config_escape(const char *s, char *buf, size_t size);
+const char *config_escape(const char *s, char *buf, size_t size);

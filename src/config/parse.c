@@ -78,7 +78,7 @@ int ao_parse_bool(const char *s, bool *ret)
 
 /* ---- numbers ------------------------------------------------------------ */
 
-int ao_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)
+int parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)
 {
         const char *p = s;
         bool neg = false, overflow = false;
@@ -118,17 +118,17 @@ int ao_parse_int64(const char *s, int64_t min, int64_t max, int64_t *ret)
         return 0;
 }
 
-int ao_parse_port(const char *s, uint16_t *ret)
+int parse_port(const char *s, uint16_t *ret)
 {
         int64_t v;
-        int r = ao_parse_int64(s, 0, UINT16_MAX, &v);
+        int r = parse_int64(s, 0, UINT16_MAX, &v);
         if (r < 0)
                 return r;
         *ret = (uint16_t) v;
         return 0;
 }
 
-int ao_parse_double_positive(const char *s, double *ret)
+int parse_double_positive(const char *s, double *ret)
 {
         char *end;
         double d;
@@ -149,7 +149,7 @@ int ao_parse_double_positive(const char *s, double *ret)
 
 /* ---- names -------------------------------------------------------------- */
 
-int ao_parse_metric_prefix(const char *s)
+int parse_metric_prefix(const char *s)
 {
         /* Prometheus metric names are [a-zA-Z_:][a-zA-Z0-9_:]*; the prefix is their start, or nothing. */
         if (!s)
@@ -160,7 +160,7 @@ int ao_parse_metric_prefix(const char *s)
         return 0;
 }
 
-int ao_parse_reactor(const char *s, enum ao_reactor_backend_choice *ret)
+int parse_reactor(const char *s, enum ao_reactor_backend_choice *ret)
 {
         static const struct {
                 const char *name;
@@ -254,7 +254,7 @@ static bool label_seen(const char *list, const char *key, size_t key_len, const 
         return false;
 }
 
-int ao_parse_label_list(const char *s)
+int parse_label_list(const char *s)
 {
         const char *p = s;
 
@@ -289,7 +289,7 @@ int ao_parse_label_list(const char *s)
 
 /* ---- lists -------------------------------------------------------------- */
 
-char **ao_config_strv_free(char **v)
+char **config_strv_free(char **v)
 {
         if (v)
                 for (char **i = v; *i; i++)
@@ -298,9 +298,9 @@ char **ao_config_strv_free(char **v)
         return NULL;
 }
 
-int ao_config_split(const char *s, char sep, bool trim, char ***ret)
+int config_split(const char *s, char sep, bool trim, char ***ret)
 {
-        _cleanup_(ao_config_strv_freep) char **v = NULL;
+        _cleanup_(config_strv_freep) char **v = NULL;
         size_t n = 0, cap = 1;
 
         for (const char *p = s; *p; p++)
@@ -331,7 +331,7 @@ int ao_config_split(const char *s, char sep, bool trim, char ***ret)
 
 /* ---- messages ----------------------------------------------------------- */
 
-const char *ao_config_escape(const char *s, char *buf, size_t size)
+const char *config_escape(const char *s, char *buf, size_t size)
 {
         static const char ellipsis[] = "...";
         size_t o = 0;

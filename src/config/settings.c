@@ -37,7 +37,7 @@ const char *const ao_setting_section_names[_AO_SETTING_SECTION_MAX] = {
     [AO_SETTING_SECTION_HOOKS] = "Hook processes and sandbox",
 };
 
-const struct ao_setting_def ao_setting_defs[] = {
+const struct ao_setting_def setting_defs[] = {
     /* hooks and modules */
     {AO_SETTING_SECTION_LAYOUT, FLAGS("global-hooks-dir"),
      ENVS("ADDON_OPERATOR_GLOBAL_HOOKS_DIR", "GLOBAL_HOOKS_DIR", "SHELL_OPERATOR_HOOKS_DIR"), "global-hooks",
@@ -195,20 +195,20 @@ const struct ao_setting_def ao_setting_defs[] = {
      .help = "The hook spawner binary (empty: addon-operator-spawner next to the operator)"},
 };
 
-const size_t ao_setting_defs_count = AO_ARRAY_SIZE(ao_setting_defs);
+const size_t setting_defs_count = AO_ARRAY_SIZE(setting_defs);
 
 /* Room for one quoted value in a message: long enough to recognise, short enough that four fit. */
 #define QUOTE_MAX 112
 
-const struct ao_setting_def *ao_setting_def_by_flag(const char *name, size_t len, const char **ret_spelling)
+const struct ao_setting_def *setting_def_by_flag(const char *name, size_t len, const char **ret_spelling)
 {
-        for (size_t i = 0; i < ao_setting_defs_count; i++)
-                for (size_t j = 0; j < AO_SETTING_FLAGS_MAX && ao_setting_defs[i].flags[j]; j++) {
-                        const char *f = ao_setting_defs[i].flags[j];
+        for (size_t i = 0; i < setting_defs_count; i++)
+                for (size_t j = 0; j < AO_SETTING_FLAGS_MAX && setting_defs[i].flags[j]; j++) {
+                        const char *f = setting_defs[i].flags[j];
                         if (strlen(f) == len && memcmp(f, name, len) == 0) {
                                 if (ret_spelling)
                                         *ret_spelling = f;
-                                return &ao_setting_defs[i];
+                                return &setting_defs[i];
                         }
                 }
         return NULL;
@@ -229,13 +229,13 @@ void ao_settings_done(struct ao_settings *s)
 {
         if (!s)
                 return;
-        for (size_t i = 0; i < ao_setting_defs_count; i++) {
-                const struct ao_setting_def *d = &ao_setting_defs[i];
+        for (size_t i = 0; i < setting_defs_count; i++) {
+                const struct ao_setting_def *d = &setting_defs[i];
                 char *base = (char *) s;
                 if (type_is_string(d->type))
                         free(*(char **) (base + d->offset));
                 else if (type_is_list(d->type))
-                        (void) ao_config_strv_free(*(char ***) (base + d->offset));
+                        (void) config_strv_free(*(char ***) (base + d->offset));
                 if (d->keep_raw)
                         free(*(char **) (base + d->raw_offset));
         }
@@ -295,13 +295,13 @@ static int notice_env_conflict(struct ao_cli *cli, const struct ao_setting_def *
                 differ = differ || strcmp(values[j], values[winner]) != 0;
                 io += (size_t) snprintf(ignored + io, sizeof(ignored) - AO_MIN(io, sizeof(ignored)),
                                         "%s%s='%s'", io ? ", " : "", d->envs[j],
-                                        ao_config_escape(values[j], q, sizeof(q)));
+                                        config_escape(values[j], q, sizeof(q)));
                 io = AO_MIN(io, sizeof(ignored));
         }
 
         return notice_add(cli, differ ? AO_LOG_WARN : AO_LOG_INFO, "%s%s are set; using %s='%s', ignoring %s",
                           n_set == 2 ? "both " : "", names, d->envs[winner],
-                          ao_config_escape(values[winner], q, sizeof(q)), ignored);
+                          config_escape(values[winner], q, sizeof(q)), ignored);
 }
 
 /* ---- values ------------------------------------------------------------- */
@@ -351,7 +351,7 @@ static int store_list(char *base, const struct ao_setting_def *d, const char *va
 {
         bool paths = d->type == AO_SETTING_TYPE_PATH_LIST;
         /* Paths are taken verbatim (a blank may be part of a name); prefixes are trimmed: "doc-, _" means "_". */
-        int r = ao_config_split(value, paths ? ':' : ',', !paths, (char ***) (base + d->offset));
+        int r = config_split(value, paths ? ':' : ',', !paths, (char ***) (base + d->offset));
         if (r < 0)
                 return r;
         if (d->keep_raw)
@@ -369,20 +369,20 @@ static int store_value(struct ao_settings *s, const struct ao_setting_def *d, co
         case AO_SETTING_TYPE_STRING:
                 return store_string(base, d->offset, value);
         case AO_SETTING_TYPE_METRIC_PREFIX:
-                r = ao_parse_metric_prefix(value);
+                r = parse_metric_prefix(value);
                 return r < 0 ? r : store_string(base, d->offset, value);
         case AO_SETTING_TYPE_LABELS:
-                r = ao_parse_label_list(value);
+                r = parse_label_list(value);
                 return r < 0 ? r : store_string(base, d->offset, value);
         case AO_SETTING_TYPE_PATH_LIST:
         case AO_SETTING_TYPE_COMMA_LIST:
                 return store_list(base, d, value);
         case AO_SETTING_TYPE_INT:
-                return ao_parse_int64(value, d->min, d->max, (int64_t *) field);
+                return parse_int64(value, d->min, d->max, (int64_t *) field);
         case AO_SETTING_TYPE_FLOAT:
-                return ao_parse_double_positive(value, (double *) field);
+                return parse_double_positive(value, (double *) field);
         case AO_SETTING_TYPE_PORT:
-                return ao_parse_port(value, (uint16_t *) field);
+                return parse_port(value, (uint16_t *) field);
         case AO_SETTING_TYPE_BOOL:
                 return ao_parse_bool(value, (bool *) field);
         case AO_SETTING_TYPE_DURATION:
@@ -402,7 +402,7 @@ static int store_value(struct ao_settings *s, const struct ao_setting_def *d, co
                 return 0;
         }
         case AO_SETTING_TYPE_REACTOR:
-                return ao_parse_reactor(value, (enum ao_reactor_backend_choice *) field);
+                return parse_reactor(value, (enum ao_reactor_backend_choice *) field);
         default:
                 return -EINVAL;
         }
@@ -418,7 +418,7 @@ static int apply_value(struct ao_settings *s, const struct ao_setting_def *d, co
                 return ao_error_set(reterr, r, "out of memory while parsing %s", who);
         if (r < 0)
                 return ao_error_set(reterr, -EINVAL, "invalid value '%s' for %s: %s",
-                                    ao_config_escape(value, q, sizeof(q)), who,
+                                    config_escape(value, q, sizeof(q)), who,
                                     type_expectation(d, r, expect, sizeof(expect)));
         return 0;
 }
@@ -467,8 +467,8 @@ static int resolve_one(struct ao_cli *cli, const struct ao_setting_def *d, struc
         if (flag_value) {
                 if (winner != SIZE_MAX) {
                         r = notice_add(cli, AO_LOG_INFO, "flag --%s='%s' overrides %s='%s'", flag_name,
-                                       ao_config_escape(flag_value, q1, sizeof(q1)), d->envs[winner],
-                                       ao_config_escape(env_values[winner], q2, sizeof(q2)));
+                                       config_escape(flag_value, q1, sizeof(q1)), d->envs[winner],
+                                       config_escape(env_values[winner], q2, sizeof(q2)));
                         if (r < 0)
                                 return ao_error_set(reterr, r, "out of memory while parsing --%s", flag_name);
                 }
@@ -543,12 +543,12 @@ static int check_unsupported(struct ao_cli *cli, char *const *envp, struct ao_er
         return 0;
 }
 
-int ao_settings_resolve(struct ao_cli *cli, struct ao_cli_origin *origins, const char *const *flag_values,
-                        const char *const *flag_names, char *const *envp, struct ao_error *reterr)
+int settings_resolve(struct ao_cli *cli, struct ao_cli_origin *origins, const char *const *flag_values,
+                     const char *const *flag_names, char *const *envp, struct ao_error *reterr)
 {
-        for (size_t i = 0; i < ao_setting_defs_count; i++) {
-                int r = resolve_one(cli, &ao_setting_defs[i], &origins[i], flag_values[i], flag_names[i],
-                                    envp, reterr);
+        for (size_t i = 0; i < setting_defs_count; i++) {
+                int r = resolve_one(cli, &setting_defs[i], &origins[i], flag_values[i], flag_names[i], envp,
+                                    reterr);
                 if (r < 0)
                         return r;
         }
@@ -564,11 +564,11 @@ int ao_cli_setting_origin(const struct ao_cli *cli, const char *flag, enum ao_se
                 return -EINVAL;
         if (strncmp(flag, "--", 2) == 0)
                 flag += 2;
-        d = ao_setting_def_by_flag(flag, strlen(flag), NULL);
+        d = setting_def_by_flag(flag, strlen(flag), NULL);
         if (!d)
                 return -ENOENT;
 
-        const struct ao_cli_origin *o = &cli->_origins[d - ao_setting_defs];
+        const struct ao_cli_origin *o = &cli->_origins[d - setting_defs];
         if (ret_origin)
                 *ret_origin = o->origin;
         if (ret_source)

@@ -45,21 +45,21 @@ static int parse_events(struct ao_hook_config_ctx *ctx, const char *path, const 
         size_t n = 0, i = 0;
         int r;
 
-        r = ao_hook_config_get_array(ctx, path, json, 0, &n);
+        r = hook_config_get_array(ctx, path, json, 0, &n);
         if (r < 0)
                 return r;
         for (const cJSON *c = json->child; c; c = c->next, i++) {
                 const char *s = NULL;
                 size_t k = 0;
-                ao_hook_config_path_index(p, path, i);
-                r = ao_hook_config_get_string(ctx, p, c, true, &s);
+                hook_config_path_index(p, path, i);
+                r = hook_config_get_string(ctx, p, c, true, &s);
                 if (r < 0)
                         return r;
                 while (k < 3 && strcmp(names[k], s) != 0)
                         k++;
                 if (k == 3)
-                        return ao_hook_config_fail(ctx, -EINVAL, p, "'%s' is not one of %s, %s, %s",
-                                                   ao_hook_config_show(buf, s), names[0], names[1], names[2]);
+                        return hook_config_fail(ctx, -EINVAL, p, "'%s' is not one of %s, %s, %s",
+                                                hook_config_show(buf, s), names[0], names[1], names[2]);
                 mask |= 1u << k; /* AO_WATCH_ADDED, _MODIFIED, _DELETED in this order */
         }
         *ret = mask;
@@ -79,12 +79,12 @@ static int check_label(struct ao_hook_config_ctx *ctx, const char *path, const c
         const char *why = ao_label_key_problem(key);
 
         if (why)
-                return ao_hook_config_fail(ctx, -EINVAL, path, "label key '%s' %s",
-                                           ao_hook_config_show(buf, key), why);
+                return hook_config_fail(ctx, -EINVAL, path, "label key '%s' %s", hook_config_show(buf, key),
+                                        why);
         why = value ? ao_label_value_problem(value) : NULL;
         if (why)
-                return ao_hook_config_fail(ctx, -EINVAL, path, "label value '%s' of '%s' %s",
-                                           ao_hook_config_show(buf, value), key, why);
+                return hook_config_fail(ctx, -EINVAL, path, "label value '%s' of '%s' %s",
+                                        hook_config_show(buf, value), key, why);
         return 0;
 }
 
@@ -109,14 +109,14 @@ static int parse_match_labels(struct ao_hook_config_ctx *ctx, const char *path, 
                 const char *key = members[i]->string ? members[i]->string : "";
                 const char *value;
                 if (key[0] == '\0')
-                        return ao_hook_config_fail(ctx, -EINVAL, path, "empty key");
+                        return hook_config_fail(ctx, -EINVAL, path, "empty key");
                 if (i > 0 && compare_members(&members[i - 1], &members[i]) == 0)
-                        return ao_hook_config_fail(ctx, -EINVAL, path, "key '%s' is given twice",
-                                                   ao_hook_config_show(buf, key));
+                        return hook_config_fail(ctx, -EINVAL, path, "key '%s' is given twice",
+                                                hook_config_show(buf, key));
                 if (!cJSON_IsString(members[i]) || !members[i]->valuestring)
-                        return ao_hook_config_fail(
-                            ctx, -EINVAL, path, "value of '%s' must be a string, not %s",
-                            ao_hook_config_show(buf, key), ao_hook_config_type_name(members[i]));
+                        return hook_config_fail(ctx, -EINVAL, path, "value of '%s' must be a string, not %s",
+                                                hook_config_show(buf, key),
+                                                hook_config_type_name(members[i]));
                 value = members[i]->valuestring;
                 r = check_label(ctx, path, key, value);
                 if (r < 0)
@@ -142,40 +142,39 @@ static int parse_match_expression(struct ao_hook_config_ctx *ctx, const char *pa
         size_t k = 0;
         int r;
 
-        r = ao_hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
+        r = hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
         if (r < 0)
                 return r;
         if (!m[0])
-                return ao_hook_config_fail(ctx, -EINVAL, path, "missing key");
+                return hook_config_fail(ctx, -EINVAL, path, "missing key");
         if (!m[1])
-                return ao_hook_config_fail(ctx, -EINVAL, path, "missing operator");
-        r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "key"), m[0], false, &key);
+                return hook_config_fail(ctx, -EINVAL, path, "missing operator");
+        r = hook_config_get_string(ctx, hook_config_path(p, path, "key"), m[0], false, &key);
         if (r < 0)
                 return r;
-        r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "operator"), m[1], true, &op);
+        r = hook_config_get_string(ctx, hook_config_path(p, path, "operator"), m[1], true, &op);
         if (r < 0)
                 return r;
         while (k < _AO_SELECTOR_OP_MAX && strcmp(selector_op_names[k], op) != 0)
                 k++;
         if (k == _AO_SELECTOR_OP_MAX)
-                return ao_hook_config_fail(ctx, -EINVAL, p,
-                                           "'%s' is not one of In, NotIn, Exists, DoesNotExist",
-                                           ao_hook_config_show(buf, op));
+                return hook_config_fail(ctx, -EINVAL, p, "'%s' is not one of In, NotIn, Exists, DoesNotExist",
+                                        hook_config_show(buf, op));
 
         struct ao_label_requirement *req = &sel->requirements[sel->n_requirements++];
         req->key = ao_xstrdup(key);
         req->op = (enum ao_selector_op) k;
-        ao_hook_config_path(p, path, "values");
+        hook_config_path(p, path, "values");
         if (m[2]) {
-                r = ao_hook_config_get_strv(ctx, p, m[2], 0, false, &req->values);
+                r = hook_config_get_strv(ctx, p, m[2], 0, false, &req->values);
                 if (r < 0)
                         return r;
         }
         /* As k8s.io/apimachinery labels.NewRequirement checks them. */
         if ((req->op == AO_SELECTOR_IN || req->op == AO_SELECTOR_NOT_IN) && req->values.n == 0)
-                return ao_hook_config_fail(ctx, -EINVAL, p, "must not be empty for operator %s", op);
+                return hook_config_fail(ctx, -EINVAL, p, "must not be empty for operator %s", op);
         if ((req->op == AO_SELECTOR_EXISTS || req->op == AO_SELECTOR_DOES_NOT_EXIST) && req->values.n > 0)
-                return ao_hook_config_fail(ctx, -EINVAL, p, "must be empty for operator %s", op);
+                return hook_config_fail(ctx, -EINVAL, p, "must be empty for operator %s", op);
         r = check_label(ctx, path, key, NULL);
         for (size_t i = 0; r >= 0 && i < req->values.n; i++)
                 r = check_label(ctx, p, key, req->values.items[i]);
@@ -192,29 +191,29 @@ static int parse_label_selector(struct ao_hook_config_ctx *ctx, const char *path
         size_t n_labels = 0, n_expressions = 0, i = 0;
         int r;
 
-        r = ao_hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
+        r = hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
         if (r < 0)
                 return r;
         if (!m[0] && !m[1])
-                return ao_hook_config_fail(ctx, -EINVAL, path, "needs matchLabels or matchExpressions");
+                return hook_config_fail(ctx, -EINVAL, path, "needs matchLabels or matchExpressions");
         if (m[0]) {
-                ao_hook_config_path(p, path, "matchLabels");
+                hook_config_path(p, path, "matchLabels");
                 if (!cJSON_IsObject(m[0]))
-                        return ao_hook_config_fail(ctx, -EINVAL, p, "must be an object, not %s",
-                                                   ao_hook_config_type_name(m[0]));
+                        return hook_config_fail(ctx, -EINVAL, p, "must be an object, not %s",
+                                                hook_config_type_name(m[0]));
                 for (const cJSON *c = m[0]->child; c; c = c->next)
                         n_labels++;
                 /* A requirement and its value each. */
-                r = ao_hook_config_charge(ctx, p, 2 * n_labels);
+                r = hook_config_charge(ctx, p, 2 * n_labels);
                 if (r < 0)
                         return r;
         }
         if (m[1]) {
-                ao_hook_config_path(p, path, "matchExpressions");
-                r = ao_hook_config_get_array(ctx, p, m[1], 0, &n_expressions);
+                hook_config_path(p, path, "matchExpressions");
+                r = hook_config_get_array(ctx, p, m[1], 0, &n_expressions);
                 if (r < 0)
                         return r;
-                r = ao_hook_config_charge(ctx, p, n_expressions);
+                r = hook_config_charge(ctx, p, n_expressions);
                 if (r < 0)
                         return r;
         }
@@ -223,14 +222,14 @@ static int parse_label_selector(struct ao_hook_config_ctx *ctx, const char *path
         if (n_labels + n_expressions > 0)
                 sel->requirements = ao_xcalloc(n_labels + n_expressions, sizeof(*sel->requirements));
         if (m[0]) {
-                r = parse_match_labels(ctx, ao_hook_config_path(p, path, "matchLabels"), m[0], sel);
+                r = parse_match_labels(ctx, hook_config_path(p, path, "matchLabels"), m[0], sel);
                 if (r < 0)
                         return r;
         }
         if (m[1]) {
-                ao_hook_config_path(p, path, "matchExpressions");
+                hook_config_path(p, path, "matchExpressions");
                 for (const cJSON *c = m[1]->child; c; c = c->next, i++) {
-                        r = parse_match_expression(ctx, ao_hook_config_path_index(q, p, i), c, sel);
+                        r = parse_match_expression(ctx, hook_config_path_index(q, p, i), c, sel);
                         if (r < 0)
                                 return r;
                 }
@@ -247,12 +246,12 @@ static int parse_name_selector(struct ao_hook_config_ctx *ctx, const char *path,
         const cJSON *m[1];
         int r;
 
-        r = ao_hook_config_members(ctx, path, json, names, 1, m);
+        r = hook_config_members(ctx, path, json, names, 1, m);
         if (r < 0)
                 return r;
         if (!m[0])
-                return ao_hook_config_fail(ctx, -EINVAL, path, "missing matchNames");
-        return ao_hook_config_get_strv(ctx, ao_hook_config_path(p, path, "matchNames"), m[0], 0, false, ret);
+                return hook_config_fail(ctx, -EINVAL, path, "missing matchNames");
+        return hook_config_get_strv(ctx, hook_config_path(p, path, "matchNames"), m[0], 0, false, ret);
 }
 
 static int parse_field_requirement(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
@@ -269,30 +268,30 @@ static int parse_field_requirement(struct ao_hook_config_ctx *ctx, const char *p
         size_t k = 0;
         int r;
 
-        r = ao_hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
+        r = hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < AO_ARRAY_SIZE(names); i++)
                 if (!m[i])
-                        return ao_hook_config_fail(ctx, -EINVAL, path, "missing %s", names[i]);
-        r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "field"), m[0], false, &field);
+                        return hook_config_fail(ctx, -EINVAL, path, "missing %s", names[i]);
+        r = hook_config_get_string(ctx, hook_config_path(p, path, "field"), m[0], false, &field);
         if (r < 0)
                 return r;
-        r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "operator"), m[1], true, &op);
+        r = hook_config_get_string(ctx, hook_config_path(p, path, "operator"), m[1], true, &op);
         if (r < 0)
                 return r;
         while (k < AO_ARRAY_SIZE(ops) && strcmp(ops[k].name, op) != 0)
                 k++;
         if (k == AO_ARRAY_SIZE(ops))
-                return ao_hook_config_fail(ctx, -EINVAL, p, "'%s' is not one of =, ==, Equals, !=, NotEquals",
-                                           ao_hook_config_show(buf, op));
-        r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "value"), m[2], true, &value);
+                return hook_config_fail(ctx, -EINVAL, p, "'%s' is not one of =, ==, Equals, !=, NotEquals",
+                                        hook_config_show(buf, op));
+        r = hook_config_get_string(ctx, hook_config_path(p, path, "value"), m[2], true, &value);
         if (r < 0)
                 return r;
         const char *why = ao_field_name_problem(field);
         if (why)
-                return ao_hook_config_fail(ctx, -EINVAL, ao_hook_config_path(p, path, "field"), "'%s' %s",
-                                           ao_hook_config_show(buf, field), why);
+                return hook_config_fail(ctx, -EINVAL, hook_config_path(p, path, "field"), "'%s' %s",
+                                        hook_config_show(buf, field), why);
         ret->field = ao_xstrdup(field);
         ret->negated = ops[k].negated;
         ret->value = ao_xstrdup(value);
@@ -309,22 +308,22 @@ static int parse_field_selector(struct ao_hook_config_ctx *ctx, const char *path
         size_t n = 0, i = 0;
         int r;
 
-        r = ao_hook_config_members(ctx, path, json, names, 1, m);
+        r = hook_config_members(ctx, path, json, names, 1, m);
         if (r < 0)
                 return r;
         if (!m[0])
-                return ao_hook_config_fail(ctx, -EINVAL, path, "missing matchExpressions");
-        ao_hook_config_path(p, path, "matchExpressions");
-        r = ao_hook_config_get_array(ctx, p, m[0], 0, &n);
+                return hook_config_fail(ctx, -EINVAL, path, "missing matchExpressions");
+        hook_config_path(p, path, "matchExpressions");
+        r = hook_config_get_array(ctx, p, m[0], 0, &n);
         if (r < 0)
                 return r;
-        r = ao_hook_config_charge(ctx, p, n);
+        r = hook_config_charge(ctx, p, n);
         if (r < 0)
                 return r;
         if (n > 0)
                 b->field_selector = ao_xcalloc(n, sizeof(*b->field_selector));
         for (const cJSON *c = m[0]->child; c; c = c->next, i++) {
-                r = parse_field_requirement(ctx, ao_hook_config_path_index(q, p, i), c,
+                r = parse_field_requirement(ctx, hook_config_path_index(q, p, i), c,
                                             &b->field_selector[b->n_field_selector]);
                 if (r < 0)
                         return r;
@@ -342,19 +341,19 @@ static int parse_namespace(struct ao_hook_config_ctx *ctx, const char *path, con
         const cJSON *m[AO_ARRAY_SIZE(names)];
         int r;
 
-        r = ao_hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
+        r = hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
         if (r < 0)
                 return r;
         if (!m[0] && !m[1])
-                return ao_hook_config_fail(ctx, -EINVAL, path, "needs nameSelector or labelSelector");
+                return hook_config_fail(ctx, -EINVAL, path, "needs nameSelector or labelSelector");
         if (m[0]) {
-                r = parse_name_selector(ctx, ao_hook_config_path(p, path, "nameSelector"), m[0],
+                r = parse_name_selector(ctx, hook_config_path(p, path, "nameSelector"), m[0],
                                         &b->namespace_names);
                 if (r < 0)
                         return r;
         }
         if (m[1]) {
-                r = parse_label_selector(ctx, ao_hook_config_path(p, path, "labelSelector"), m[1],
+                r = parse_label_selector(ctx, hook_config_path(p, path, "labelSelector"), m[1],
                                          &b->namespace_labels);
                 if (r < 0)
                         return r;
@@ -374,7 +373,7 @@ static int parse_jq_filter(struct ao_hook_config_ctx *ctx, const char *path, con
         const char *s = NULL;
         int r;
 
-        r = ao_hook_config_get_string(ctx, path, json, true, &s);
+        r = hook_config_get_string(ctx, path, json, true, &s);
         if (r < 0)
                 return r;
         if (s[0] == '\0')
@@ -385,11 +384,10 @@ static int parse_jq_filter(struct ao_hook_config_ctx *ctx, const char *path, con
         if (!seen) {
                 r = ao_jq_check(s, reason, sizeof(reason));
                 if (r == -EINVAL)
-                        return ao_hook_config_fail(ctx, r, path, "'%s' does not compile: %s",
-                                                   ao_hook_config_show(buf, s), reason);
+                        return hook_config_fail(ctx, r, path, "'%s' does not compile: %s",
+                                                hook_config_show(buf, s), reason);
                 if (r < 0)
-                        return ao_hook_config_fail(ctx, r, path, "cannot compile the filter: %s",
-                                                   strerror(-r));
+                        return hook_config_fail(ctx, r, path, "cannot compile the filter: %s", strerror(-r));
         }
         *ret = ao_xstrdup(s);
         return 0;
@@ -416,10 +414,9 @@ static int check_name_exclusion(struct ao_hook_config_ctx *ctx, const char *path
                 return 0;
         for (size_t i = 0; i < b->n_field_selector; i++)
                 if (strcmp(b->field_selector[i].field, "metadata.name") == 0)
-                        return ao_hook_config_fail(
-                            ctx, -EINVAL, path,
-                            "fieldSelector 'metadata.name' and nameSelector.matchNames "
-                            "exclude each other");
+                        return hook_config_fail(ctx, -EINVAL, path,
+                                                "fieldSelector 'metadata.name' and nameSelector.matchNames "
+                                                "exclude each other");
         return 0;
 }
 
@@ -478,10 +475,10 @@ static int optional_string(struct ao_hook_config_ctx *ctx, const char *path, con
 
         if (!json)
                 return 0;
-        r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, key), json, true, &s);
+        r = hook_config_get_string(ctx, hook_config_path(p, path, key), json, true, &s);
         if (r < 0)
                 return r;
-        *ret = ao_hook_config_strdup_nonempty(s);
+        *ret = hook_config_strdup_nonempty(s);
         return 0;
 }
 
@@ -492,11 +489,11 @@ static int optional_bool(struct ao_hook_config_ctx *ctx, const char *path, const
 
         if (!json)
                 return 0;
-        return ao_hook_config_get_bool(ctx, ao_hook_config_path(p, path, key), json, ret);
+        return hook_config_get_bool(ctx, hook_config_path(p, path, key), json, ret);
 }
 
-int ao_hook_config_parse_kubernetes(struct ao_hook_config_ctx *ctx, struct ao_hook_config *cfg, size_t i,
-                                    const cJSON *json)
+int hook_config_parse_kubernetes(struct ao_hook_config_ctx *ctx, struct ao_hook_config *cfg, size_t i,
+                                 const cJSON *json)
 {
         struct ao_kubernetes_binding *b = &cfg->kubernetes[i];
         char path[AO_HOOK_CONFIG_PATH_MAX], p[AO_HOOK_CONFIG_PATH_MAX], buf[AO_HOOK_CONFIG_SHOW_MAX];
@@ -505,12 +502,12 @@ int ao_hook_config_parse_kubernetes(struct ao_hook_config_ctx *ctx, struct ao_ho
         const char *s = NULL;
         int r;
 
-        ao_hook_config_path_index(path, "kubernetes", i);
-        r = ao_hook_config_members(ctx, path, json, kube_keys, _K_MAX, m);
+        hook_config_path_index(path, "kubernetes", i);
+        r = hook_config_members(ctx, path, json, kube_keys, _K_MAX, m);
         if (r < 0)
                 return r;
         if (!m[K_KIND])
-                return ao_hook_config_fail(ctx, -EINVAL, path, "missing kind");
+                return hook_config_fail(ctx, -EINVAL, path, "missing kind");
 
         b->event_mask = AO_WATCH_ALL;
         b->execute_hook_on_synchronization = true;
@@ -525,23 +522,23 @@ int ao_hook_config_parse_kubernetes(struct ao_hook_config_ctx *ctx, struct ao_ho
         if (r < 0)
                 return r;
         if (b->api_version && !api_version_valid(b->api_version))
-                return ao_hook_config_fail(ctx, -EINVAL, ao_hook_config_path(p, path, "apiVersion"),
-                                           "'%s' is not a group/version (e.g. v1, apps/v1)",
-                                           ao_hook_config_show(buf, b->api_version));
-        r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "kind"), m[K_KIND], false, &s);
+                return hook_config_fail(ctx, -EINVAL, hook_config_path(p, path, "apiVersion"),
+                                        "'%s' is not a group/version (e.g. v1, apps/v1)",
+                                        hook_config_show(buf, b->api_version));
+        r = hook_config_get_string(ctx, hook_config_path(p, path, "kind"), m[K_KIND], false, &s);
         if (r < 0)
                 return r;
         b->kind = ao_xstrdup(s);
 
         /* Both are checked; executeHookOnEvent, read last, wins, as in the Go operator. */
         if (m[K_WATCH_EVENT]) {
-                r = parse_events(ctx, ao_hook_config_path(p, path, "watchEvent"), m[K_WATCH_EVENT],
+                r = parse_events(ctx, hook_config_path(p, path, "watchEvent"), m[K_WATCH_EVENT],
                                  v1_event_names, &b->event_mask);
                 if (r < 0)
                         return r;
         }
         if (m[K_EXECUTE_HOOK_ON_EVENT]) {
-                r = parse_events(ctx, ao_hook_config_path(p, path, "executeHookOnEvent"),
+                r = parse_events(ctx, hook_config_path(p, path, "executeHookOnEvent"),
                                  m[K_EXECUTE_HOOK_ON_EVENT], v1_event_names, &b->event_mask);
                 if (r < 0)
                         return r;
@@ -563,8 +560,7 @@ int ao_hook_config_parse_kubernetes(struct ao_hook_config_ctx *ctx, struct ao_ho
                 return r;
 
         if (m[K_QUEUE]) {
-                r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "queue"), m[K_QUEUE], false,
-                                              &s);
+                r = hook_config_get_string(ctx, hook_config_path(p, path, "queue"), m[K_QUEUE], false, &s);
                 if (r < 0)
                         return r;
                 b->queue = ao_xstrdup(s);
@@ -578,37 +574,37 @@ int ao_hook_config_parse_kubernetes(struct ao_hook_config_ctx *ctx, struct ao_ho
         if (r < 0)
                 return r;
         if (m[K_JQ_FILTER]) {
-                r = parse_jq_filter(ctx, ao_hook_config_path(p, path, "jqFilter"), m[K_JQ_FILTER], cfg, i,
+                r = parse_jq_filter(ctx, hook_config_path(p, path, "jqFilter"), m[K_JQ_FILTER], cfg, i,
                                     &b->jq_filter);
                 if (r < 0)
                         return r;
         }
         if (m[K_NAME_SELECTOR]) {
-                r = parse_name_selector(ctx, ao_hook_config_path(p, path, "nameSelector"), m[K_NAME_SELECTOR],
+                r = parse_name_selector(ctx, hook_config_path(p, path, "nameSelector"), m[K_NAME_SELECTOR],
                                         &b->name_selector);
                 if (r < 0)
                         return r;
         }
         if (m[K_LABEL_SELECTOR]) {
-                r = parse_label_selector(ctx, ao_hook_config_path(p, path, "labelSelector"),
-                                         m[K_LABEL_SELECTOR], &b->label_selector);
+                r = parse_label_selector(ctx, hook_config_path(p, path, "labelSelector"), m[K_LABEL_SELECTOR],
+                                         &b->label_selector);
                 if (r < 0)
                         return r;
         }
         if (m[K_FIELD_SELECTOR]) {
-                r = parse_field_selector(ctx, ao_hook_config_path(p, path, "fieldSelector"),
-                                         m[K_FIELD_SELECTOR], b);
+                r = parse_field_selector(ctx, hook_config_path(p, path, "fieldSelector"), m[K_FIELD_SELECTOR],
+                                         b);
                 if (r < 0)
                         return r;
         }
         if (m[K_NAMESPACE]) {
-                r = parse_namespace(ctx, ao_hook_config_path(p, path, "namespace"), m[K_NAMESPACE], b);
+                r = parse_namespace(ctx, hook_config_path(p, path, "namespace"), m[K_NAMESPACE], b);
                 if (r < 0)
                         return r;
         }
         if (m[K_INCLUDE_SNAPSHOTS_FROM]) {
-                r = ao_hook_config_get_strv(ctx, ao_hook_config_path(p, path, "includeSnapshotsFrom"),
-                                            m[K_INCLUDE_SNAPSHOTS_FROM], 1, true, &b->include_snapshots_from);
+                r = hook_config_get_strv(ctx, hook_config_path(p, path, "includeSnapshotsFrom"),
+                                         m[K_INCLUDE_SNAPSHOTS_FROM], 1, true, &b->include_snapshots_from);
                 if (r < 0)
                         return r;
         }
@@ -657,12 +653,11 @@ static int parse_v0_namespace_selector(struct ao_hook_config_ctx *ctx, const cha
         bool any = false;
         int r;
 
-        r = ao_hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
+        r = hook_config_members(ctx, path, json, names, AO_ARRAY_SIZE(names), m);
         if (r < 0)
                 return r;
         if (m[0]) {
-                r = ao_hook_config_get_strv(ctx, ao_hook_config_path(p, path, "matchNames"), m[0], 0, false,
-                                            &v);
+                r = hook_config_get_strv(ctx, hook_config_path(p, path, "matchNames"), m[0], 0, false, &v);
                 if (r < 0)
                         return r;
         }
@@ -676,8 +671,8 @@ static int parse_v0_namespace_selector(struct ao_hook_config_ctx *ctx, const cha
         return 0;
 }
 
-int ao_hook_config_parse_on_kubernetes_event(struct ao_hook_config_ctx *ctx, struct ao_hook_config *cfg,
-                                             size_t i, const cJSON *json)
+int hook_config_parse_on_kubernetes_event(struct ao_hook_config_ctx *ctx, struct ao_hook_config *cfg,
+                                          size_t i, const cJSON *json)
 {
         struct ao_kubernetes_binding *b = &cfg->kubernetes[i];
         char path[AO_HOOK_CONFIG_PATH_MAX], p[AO_HOOK_CONFIG_PATH_MAX];
@@ -687,12 +682,12 @@ int ao_hook_config_parse_on_kubernetes_event(struct ao_hook_config_ctx *ctx, str
         const char *s = NULL;
         int r;
 
-        ao_hook_config_path_index(path, "onKubernetesEvent", i);
-        r = ao_hook_config_members(ctx, path, json, v0_keys, _E_MAX, m);
+        hook_config_path_index(path, "onKubernetesEvent", i);
+        r = hook_config_members(ctx, path, json, v0_keys, _E_MAX, m);
         if (r < 0)
                 return r;
         if (!m[E_KIND])
-                return ao_hook_config_fail(ctx, -EINVAL, path, "missing kind");
+                return hook_config_fail(ctx, -EINVAL, path, "missing kind");
 
         b->event_mask = AO_WATCH_ALL;
         b->execute_hook_on_synchronization = false;
@@ -706,17 +701,17 @@ int ao_hook_config_parse_on_kubernetes_event(struct ao_hook_config_ctx *ctx, str
         if (!b->name)
                 b->name = ao_xstrdup("onKubernetesEvent");
         if (m[E_EVENT]) {
-                r = parse_events(ctx, ao_hook_config_path(p, path, "event"), m[E_EVENT], v0_event_names,
+                r = parse_events(ctx, hook_config_path(p, path, "event"), m[E_EVENT], v0_event_names,
                                  &b->event_mask);
                 if (r < 0)
                         return r;
         }
-        r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "kind"), m[E_KIND], false, &s);
+        r = hook_config_get_string(ctx, hook_config_path(p, path, "kind"), m[E_KIND], false, &s);
         if (r < 0)
                 return r;
         b->kind = ao_xstrdup(s);
         if (m[E_SELECTOR]) {
-                r = parse_label_selector(ctx, ao_hook_config_path(p, path, "selector"), m[E_SELECTOR],
+                r = parse_label_selector(ctx, hook_config_path(p, path, "selector"), m[E_SELECTOR],
                                          &b->label_selector);
                 if (r < 0)
                         return r;
@@ -725,7 +720,7 @@ int ao_hook_config_parse_on_kubernetes_event(struct ao_hook_config_ctx *ctx, str
         if (r < 0)
                 return r;
         if (object_name) {
-                r = ao_hook_config_charge(ctx, ao_hook_config_path(p, path, "objectName"), 1);
+                r = hook_config_charge(ctx, hook_config_path(p, path, "objectName"), 1);
                 if (r < 0) {
                         free(object_name);
                         return r;
@@ -735,13 +730,13 @@ int ao_hook_config_parse_on_kubernetes_event(struct ao_hook_config_ctx *ctx, str
                 b->name_selector.n = 1;
         }
         if (m[E_NAMESPACE_SELECTOR]) {
-                r = parse_v0_namespace_selector(ctx, ao_hook_config_path(p, path, "namespaceSelector"),
+                r = parse_v0_namespace_selector(ctx, hook_config_path(p, path, "namespaceSelector"),
                                                 m[E_NAMESPACE_SELECTOR], &b->namespace_names);
                 if (r < 0)
                         return r;
         }
         if (m[E_JQ_FILTER]) {
-                r = parse_jq_filter(ctx, ao_hook_config_path(p, path, "jqFilter"), m[E_JQ_FILTER], cfg, i,
+                r = parse_jq_filter(ctx, hook_config_path(p, path, "jqFilter"), m[E_JQ_FILTER], cfg, i,
                                     &b->jq_filter);
                 if (r < 0)
                         return r;

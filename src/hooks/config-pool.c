@@ -27,7 +27,7 @@ struct ao_hooks_config_pool *ao_hooks_config_pool_free(struct ao_hooks_config_po
         return NULL;
 }
 
-bool config_pool_take(struct ao_hooks_config_pool *pool, struct config_pool_waiter *w)
+bool hooks_config_pool_take(struct ao_hooks_config_pool *pool, struct config_pool_waiter *w)
 {
         /* Nobody jumps the line: a free slot with waiters is already on its way to the first. */
         if (pool->in_use < pool->limit && !pool->first) {
@@ -43,7 +43,7 @@ bool config_pool_take(struct ao_hooks_config_pool *pool, struct config_pool_wait
         return false;
 }
 
-void config_pool_give(struct ao_hooks_config_pool *pool)
+void hooks_config_pool_give(struct ao_hooks_config_pool *pool)
 {
         struct config_pool_waiter *w = pool->first;
         if (!w) {
@@ -57,7 +57,7 @@ void config_pool_give(struct ao_hooks_config_pool *pool)
         w->wake(w); /* the slot changes hands: in_use stays */
 }
 
-void config_pool_forget(struct ao_hooks_config_pool *pool, struct config_pool_waiter *w)
+void hooks_config_pool_forget(struct ao_hooks_config_pool *pool, struct config_pool_waiter *w)
 {
         if (!w->queued)
                 return;

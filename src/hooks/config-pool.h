@@ -20,8 +20,8 @@ struct config_pool_waiter {
 };
 
 /** A free slot for @w (true), or @w joins the line (false) and is woken when one is free. */
-bool config_pool_take(struct ao_hooks_config_pool *pool, struct config_pool_waiter *w);
+bool hooks_config_pool_take(struct ao_hooks_config_pool *pool, struct config_pool_waiter *w);
 /** A run's slot is free: to the first waiter (woken before this returns), else back to the pool. */
-void config_pool_give(struct ao_hooks_config_pool *pool);
+void hooks_config_pool_give(struct ao_hooks_config_pool *pool);
 /** @w leaves the line, if it is in it (a load that is done). */
-void config_pool_forget(struct ao_hooks_config_pool *pool, struct config_pool_waiter *w);
+void hooks_config_pool_forget(struct ao_hooks_config_pool *pool, struct config_pool_waiter *w);

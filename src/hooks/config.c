@@ -23,11 +23,11 @@
 #include "internal.h"
 
 /*
- * The top level, the ordered bindings, settings and schedule entries; the
- * helpers every part of the parser shares (typed members, paths, messages).
- * Kubernetes entries are in config-kubernetes.c.
+ * The top level, the ordered bindings, settings and schedule entries.
+ * Kubernetes entries are in config-kubernetes.c; the helpers every part of
+ * the parser shares (typed members, paths, messages) in config-read.c.
  *
- * Every object is read through ao_hook_config_members(), which refuses
+ * Every object is read through hook_config_members(), which refuses
  * unknown and repeated keys before any value is looked at, so a typo is
  * reported as a typo rather than as whatever its absence causes. Values are
  * then checked in the order of the key tables, which makes the first error
@@ -37,268 +37,6 @@
  * arrays are sized up front and counted as filled, so that
  * ao_hook_config_done() can release whatever a failure leaves half built.
  */
-
-/* Go's float64 carries integers exactly up to 2^53; JSON numbers here are doubles too. */
-#define ORDER_MAX 9007199254740991.0 /* 2^53 - 1 */
-
-/* ---- messages, paths ------------------------------------------------------------------------------ */
-
-const char *ao_hook_config_show(char buf[static AO_HOOK_CONFIG_SHOW_MAX], const char *s)
-{
-        return ao_quote_bytes(buf, AO_HOOK_CONFIG_SHOW_MAX, s ? s : "", s ? strlen(s) : 0);
-}
-
-int ao_hook_config_fail(struct ao_hook_config_ctx *ctx, int code, const char *path, const char *fmt, ...)
-{
-        char reason[AO_ERROR_MSG_MAX], raw[AO_ERROR_MSG_MAX + 256];
-        va_list ap;
-
-        if (code >= 0)
-                code = -EINVAL;
-        if (!ctx->reterr)
-                return code;
-        va_start(ap, fmt);
-        (void) vsnprintf(reason, sizeof(reason), fmt, ap);
-        va_end(ap);
-        if (path && path[0] != '\0')
-                (void) snprintf(raw, sizeof(raw), "%s: %s: %s", ctx->hook, path, reason);
-        else
-                (void) snprintf(raw, sizeof(raw), "%s: %s", ctx->hook, reason);
-        /* Hook names and libraries' messages (ao_cron, ao_yaml) may carry raw user bytes too. */
-        (void) ao_quote_bytes(ctx->reterr->msg, sizeof(ctx->reterr->msg), raw, strlen(raw));
-        ctx->reterr->code = code;
-        return code;
-}
-
-/* Append @s to the path in @buf (@len bytes so far), cut at AO_HOOK_CONFIG_PATH_MAX; returns the new length. */
-static size_t path_append(char buf[static AO_HOOK_CONFIG_PATH_MAX], size_t len, const char *s)
-{
-        size_t n = strlen(s);
-
-        if (n > AO_HOOK_CONFIG_PATH_MAX - 1 - len)
-                n = AO_HOOK_CONFIG_PATH_MAX - 1 - len;
-        memmove(buf + len, s, n);
-        buf[len + n] = '\0';
-        return len + n;
-}
-
-/* The parent path copied into @buf, as path_append() starts from it; @buf may be @parent. */
-static size_t path_start(char buf[static AO_HOOK_CONFIG_PATH_MAX], const char *parent)
-{
-        if (parent == buf)
-                return strlen(buf);
-        buf[0] = '\0';
-        return path_append(buf, 0, parent ? parent : "");
-}
-
-const char *ao_hook_config_path(char buf[static AO_HOOK_CONFIG_PATH_MAX], const char *parent, const char *key)
-{
-        size_t len = path_start(buf, parent);
-
-        if (len > 0)
-                len = path_append(buf, len, ".");
-        (void) path_append(buf, len, key);
-        return buf;
-}
-
-const char *ao_hook_config_path_index(char buf[static AO_HOOK_CONFIG_PATH_MAX], const char *parent, size_t i)
-{
-        char index[32];
-
-        (void) snprintf(index, sizeof(index), "[%zu]", i);
-        (void) path_append(buf, path_start(buf, parent), index);
-        return buf;
-}
-
-const char *ao_hook_config_type_name(const cJSON *json)
-{
-        return ao_json_type_name(json, AO_JSON_WORDS_JSON);
-}
-
-/* ---- typed members ---------------------------------------------------------------------------------- */
-
-int ao_hook_config_members(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
-                           const char *const *names, size_t n, const cJSON **ret_members)
-{
-        char buf[AO_HOOK_CONFIG_SHOW_MAX];
-
-        if (!cJSON_IsObject(json))
-                return ao_hook_config_fail(ctx, -EINVAL, path, "must be an object, not %s",
-                                           ao_hook_config_type_name(json));
-        for (size_t i = 0; i < n; i++)
-                ret_members[i] = NULL;
-        for (const cJSON *m = json->child; m; m = m->next) {
-                const char *key = m->string ? m->string : "";
-                size_t i = 0;
-                while (i < n && strcmp(names[i], key) != 0)
-                        i++;
-                if (i == n) {
-                        char allowed[AO_ERROR_MSG_MAX];
-                        size_t len = 0;
-                        allowed[0] = '\0';
-                        for (size_t j = 0; j < n && len < sizeof(allowed); j++)
-                                len += (size_t) snprintf(allowed + len, sizeof(allowed) - len, "%s%s",
-                                                         j > 0 ? ", " : "", names[j]);
-                        return ao_hook_config_fail(ctx, -EINVAL, path, "unknown key '%s' (allowed: %s)",
-                                                   ao_hook_config_show(buf, key), allowed);
-                }
-                /* ao_yaml_load() refuses duplicate keys; a tree built elsewhere may still have them. */
-                if (ret_members[i])
-                        return ao_hook_config_fail(ctx, -EINVAL, path, "key '%s' is given twice", names[i]);
-                ret_members[i] = m;
-        }
-        return 0;
-}
-
-int ao_hook_config_get_string(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
-                              bool allow_empty, const char **ret)
-{
-        if (!cJSON_IsString(json) || !json->valuestring)
-                return ao_hook_config_fail(ctx, -EINVAL, path, "must be a string, not %s",
-                                           ao_hook_config_type_name(json));
-        if (!allow_empty && json->valuestring[0] == '\0')
-                return ao_hook_config_fail(ctx, -EINVAL, path, "must not be empty");
-        *ret = json->valuestring;
-        return 0;
-}
-
-int ao_hook_config_get_bool(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json, bool *ret)
-{
-        if (!cJSON_IsBool(json))
-                return ao_hook_config_fail(ctx, -EINVAL, path, "must be a boolean, not %s",
-                                           ao_hook_config_type_name(json));
-        *ret = cJSON_IsTrue(json);
-        return 0;
-}
-
-/* The shortest of %.15g..%.17g that reads back as @v, for numbers in messages. */
-static const char *format_number(char buf[static 32], double v)
-{
-        for (int precision = 15; precision <= 17; precision++) {
-                (void) snprintf(buf, 32, "%.*g", precision, v);
-                if (strtod(buf, NULL) == v)
-                        break;
-        }
-        return buf;
-}
-
-/* An integral JSON number in [max(min, -ORDER_MAX), ORDER_MAX]. */
-static int get_integer(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json, int64_t min,
-                       int64_t *ret)
-{
-        char buf[32];
-
-        if (!cJSON_IsNumber(json))
-                return ao_hook_config_fail(ctx, -EINVAL, path, "must be an integer, not %s",
-                                           ao_hook_config_type_name(json));
-        double v = json->valuedouble;
-        if (!isfinite(v))
-                return ao_hook_config_fail(ctx, -EINVAL, path, "must be an integer, not %s",
-                                           isnan(v) ? "NaN" : "infinite");
-        if (v < -ORDER_MAX || v > ORDER_MAX)
-                return ao_hook_config_fail(ctx, -EINVAL, path, "%s is out of range (-2^53, 2^53)",
-                                           format_number(buf, v));
-        if ((double) (int64_t) v != v)
-                return ao_hook_config_fail(ctx, -EINVAL, path, "%s is not an integer", format_number(buf, v));
-        if ((int64_t) v < min)
-                return ao_hook_config_fail(ctx, -EINVAL, path, "must be at least %" PRId64 ", not %" PRId64,
-                                           min, (int64_t) v);
-        *ret = (int64_t) v;
-        return 0;
-}
-
-int ao_hook_config_get_array(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
-                             size_t min_items, size_t *ret_n)
-{
-        size_t n = 0;
-
-        if (!cJSON_IsArray(json))
-                return ao_hook_config_fail(ctx, -EINVAL, path, "must be an array, not %s",
-                                           ao_hook_config_type_name(json));
-        for (const cJSON *c = json->child; c; c = c->next)
-                n++;
-        if (n < min_items)
-                return ao_hook_config_fail(ctx, -EINVAL, path, "must not be empty");
-        *ret_n = n;
-        return 0;
-}
-
-int ao_hook_config_charge(struct ao_hook_config_ctx *ctx, const char *path, size_t n)
-{
-        if (n > AO_HOOK_CONFIG_MAX_ITEMS - ctx->n_items)
-                return ao_hook_config_fail(ctx, -E2BIG, path,
-                                           "too many list entries: more than %u in the configuration",
-                                           AO_HOOK_CONFIG_MAX_ITEMS);
-        ctx->n_items += n;
-        return 0;
-}
-
-static int compare_strings(const void *a, const void *b)
-{
-        return strcmp(*(const char *const *) a, *(const char *const *) b);
-}
-
-/* The first string of @v (@n of them) that occurs twice, or NULL. */
-static const char *find_duplicate(char *const *items, size_t n)
-{
-        const char *dup = NULL;
-
-        if (n < 2)
-                return NULL;
-        const char **sorted = ao_xreallocarray(NULL, n, sizeof(*sorted));
-        memcpy(sorted, items, n * sizeof(*sorted));
-        qsort(sorted, n, sizeof(*sorted), compare_strings);
-        for (size_t i = 1; i < n && !dup; i++)
-                if (strcmp(sorted[i - 1], sorted[i]) == 0)
-                        dup = sorted[i];
-        free(sorted);
-        return dup;
-}
-
-int ao_hook_config_get_strv(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
-                            size_t min_items, bool unique, struct ao_strv *ret)
-{
-        _cleanup_(ao_strv_done) struct ao_strv v = {0};
-        char p[AO_HOOK_CONFIG_PATH_MAX], buf[AO_HOOK_CONFIG_SHOW_MAX];
-        size_t n = 0;
-        int r;
-
-        r = ao_hook_config_get_array(ctx, path, json, min_items, &n);
-        if (r < 0)
-                return r;
-        r = ao_hook_config_charge(ctx, path, n);
-        if (r < 0)
-                return r;
-        if (n > 0)
-                v.items = ao_xcalloc(n, sizeof(*v.items));
-        for (const cJSON *c = json->child; c; c = c->next) {
-                const char *s = NULL;
-                r = ao_hook_config_get_string(ctx, ao_hook_config_path_index(p, path, v.n), c, true, &s);
-                if (r < 0)
-                        return r;
-                v.items[v.n++] = ao_xstrdup(s);
-        }
-        if (unique) {
-                const char *dup = find_duplicate(v.items, v.n);
-                if (dup) {
-                        /* Name the second occurrence. */
-                        size_t i = 0, seen = 0;
-                        for (; i < v.n; i++)
-                                if (strcmp(v.items[i], dup) == 0 && ++seen == 2)
-                                        break;
-                        return ao_hook_config_fail(ctx, -EINVAL, ao_hook_config_path_index(p, path, i),
-                                                   "'%s' is listed twice", ao_hook_config_show(buf, dup));
-                }
-        }
-        *ret = v;
-        v = (struct ao_strv){0};
-        return 0;
-}
-
-char *ao_hook_config_strdup_nonempty(const char *s)
-{
-        return s && s[0] != '\0' ? ao_xstrdup(s) : NULL;
-}
 
 /* ---- top level ---------------------------------------------------------------------------------------- */
 
@@ -369,7 +107,7 @@ static int detect_version(struct ao_hook_config_ctx *ctx, const cJSON *doc, int 
                 *ret = 0;
                 return 0;
         }
-        r = ao_hook_config_get_string(ctx, "configVersion", v, true, &s);
+        r = hook_config_get_string(ctx, "configVersion", v, true, &s);
         if (r < 0)
                 return r;
         if (strcmp(s, "v0") == 0)
@@ -377,8 +115,8 @@ static int detect_version(struct ao_hook_config_ctx *ctx, const cJSON *doc, int 
         else if (strcmp(s, "v1") == 0)
                 *ret = 1;
         else
-                return ao_hook_config_fail(ctx, -EINVAL, "configVersion", "'%s' is not one of v0, v1",
-                                           ao_hook_config_show(buf, s));
+                return hook_config_fail(ctx, -EINVAL, "configVersion", "'%s' is not one of v0, v1",
+                                        hook_config_show(buf, s));
         return 0;
 }
 
@@ -397,19 +135,19 @@ static int top_members(struct ao_hook_config_ctx *ctx, const cJSON *doc, const c
                 if (!cJSON_GetObjectItemCaseSensitive(doc, top_keys[t].name))
                         continue;
                 if ((top_keys[t].versions & version_bit) && !(top_keys[t].kinds & kind_bit))
-                        return ao_hook_config_fail(ctx, -EINVAL, top_keys[t].name,
-                                                   "only %s hooks may use this binding",
-                                                   ctx->kind == AO_HOOK_GLOBAL ? "module" : "global");
+                        return hook_config_fail(ctx, -EINVAL, top_keys[t].name,
+                                                "only %s hooks may use this binding",
+                                                ctx->kind == AO_HOOK_GLOBAL ? "module" : "global");
                 if (ctx->version == 0 && top_keys[t].versions == V1)
-                        return ao_hook_config_fail(ctx, -EINVAL, top_keys[t].name,
-                                                   "needs configVersion: v1 (this is a v0 configuration)");
+                        return hook_config_fail(ctx, -EINVAL, top_keys[t].name,
+                                                "needs configVersion: v1 (this is a v0 configuration)");
         }
         for (size_t t = 0; t < _TOP_MAX; t++)
                 if ((top_keys[t].versions & version_bit) && (top_keys[t].kinds & kind_bit)) {
                         names[n] = top_keys[t].name;
                         map[n++] = (enum top_key) t;
                 }
-        r = ao_hook_config_members(ctx, NULL, doc, names, n, found);
+        r = hook_config_members(ctx, NULL, doc, names, n, found);
         if (r < 0)
                 return r;
         for (size_t t = 0; t < _TOP_MAX; t++)
@@ -426,39 +164,37 @@ static int parse_settings(struct ao_hook_config_ctx *ctx, const cJSON *json, str
         const cJSON *m[AO_ARRAY_SIZE(names)];
         int r;
 
-        r = ao_hook_config_members(ctx, "settings", json, names, AO_ARRAY_SIZE(names), m);
+        r = hook_config_members(ctx, "settings", json, names, AO_ARRAY_SIZE(names), m);
         if (r < 0)
                 return r;
         if (m[0] && m[1])
-                return ao_hook_config_fail(ctx, -EINVAL, "settings",
-                                           "executionMinPeriod and executionMinInterval are two names of one "
-                                           "setting: give only one");
+                return hook_config_fail(ctx, -EINVAL, "settings",
+                                        "executionMinPeriod and executionMinInterval are two names of one "
+                                        "setting: give only one");
         for (size_t i = 0; i < 2; i++) {
                 const char *s = NULL;
                 if (!m[i])
                         continue;
-                ao_hook_config_path(p, "settings", names[i]);
-                r = ao_hook_config_get_string(ctx, p, m[i], true, &s);
+                hook_config_path(p, "settings", names[i]);
+                r = hook_config_get_string(ctx, p, m[i], true, &s);
                 if (r < 0)
                         return r;
                 r = ao_parse_duration_usec(s, &cfg->execution_min_period_usec);
                 if (r == -ERANGE)
-                        return ao_hook_config_fail(ctx, r, p, "'%s' is out of range",
-                                                   ao_hook_config_show(buf, s));
+                        return hook_config_fail(ctx, r, p, "'%s' is out of range", hook_config_show(buf, s));
                 if (r < 0)
-                        return ao_hook_config_fail(ctx, r, p,
-                                                   "'%s' is not a duration (e.g. 500ms, 1m30s, 2h)",
-                                                   ao_hook_config_show(buf, s));
+                        return hook_config_fail(ctx, r, p, "'%s' is not a duration (e.g. 500ms, 1m30s, 2h)",
+                                                hook_config_show(buf, s));
         }
         if (m[2]) {
                 int64_t burst = 0;
-                ao_hook_config_path(p, "settings", names[2]);
-                r = get_integer(ctx, p, m[2], 1, &burst);
+                hook_config_path(p, "settings", names[2]);
+                r = hook_config_get_integer(ctx, p, m[2], 1, &burst);
                 if (r < 0)
                         return r;
                 /* The Go operator parses it as a 32-bit int. */
                 if (burst > INT32_MAX)
-                        return ao_hook_config_fail(ctx, -EINVAL, p, "must be at most %d", INT32_MAX);
+                        return hook_config_fail(ctx, -EINVAL, p, "must be at most %d", INT32_MAX);
                 cfg->execution_burst = (uint32_t) burst;
         }
         return 0;
@@ -472,8 +208,8 @@ static int parse_orders(struct ao_hook_config_ctx *ctx, const cJSON *const top[s
                 int r;
                 if (top_keys[t].order < 0 || !top[t])
                         continue;
-                r = get_integer(ctx, top_keys[t].name, top[t], top_keys[t].unsigned_order ? 0 : INT64_MIN,
-                                &v);
+                r = hook_config_get_integer(ctx, top_keys[t].name, top[t],
+                                            top_keys[t].unsigned_order ? 0 : INT64_MIN, &v);
                 if (r < 0)
                         return r;
                 cfg->has_order[top_keys[t].order] = true;
@@ -490,7 +226,7 @@ static const char **sorted_kubernetes_names(const struct ao_hook_config *cfg)
         const char **names = ao_xreallocarray(NULL, cfg->n_kubernetes, sizeof(*names));
         for (size_t i = 0; i < cfg->n_kubernetes; i++)
                 names[i] = cfg->kubernetes[i].name;
-        qsort(names, cfg->n_kubernetes, sizeof(*names), compare_strings);
+        qsort(names, cfg->n_kubernetes, sizeof(*names), hook_config_compare_strings);
         return names;
 }
 
@@ -501,11 +237,10 @@ static int check_snapshots(struct ao_hook_config_ctx *ctx, const char *path, con
 
         for (size_t i = 0; i < include->n; i++)
                 if (n_names == 0 ||
-                    !bsearch(&include->items[i], names, n_names, sizeof(*names), compare_strings))
-                        return ao_hook_config_fail(
-                            ctx, -EINVAL, ao_hook_config_path_index(p, path, i),
-                            "'%s' is not the name of a kubernetes binding of this hook",
-                            ao_hook_config_show(buf, include->items[i]));
+                    !bsearch(&include->items[i], names, n_names, sizeof(*names), hook_config_compare_strings))
+                        return hook_config_fail(ctx, -EINVAL, hook_config_path_index(p, path, i),
+                                                "'%s' is not the name of a kubernetes binding of this hook",
+                                                hook_config_show(buf, include->items[i]));
         return 0;
 }
 
@@ -538,44 +273,43 @@ static int parse_schedule(struct ao_hook_config_ctx *ctx, const cJSON *json, con
         const char *s = NULL;
         int r;
 
-        ao_hook_config_path_index(path, "schedule", i);
-        r = ao_hook_config_members(ctx, path, json, schedule_keys, ctx->version == 1 ? _S_MAX : _S_MAX_V0, m);
+        hook_config_path_index(path, "schedule", i);
+        r = hook_config_members(ctx, path, json, schedule_keys, ctx->version == 1 ? _S_MAX : _S_MAX_V0, m);
         if (r < 0)
                 return r;
         if (ctx->version == 0)
                 m[S_QUEUE] = m[S_GROUP] = m[S_INCLUDE_SNAPSHOTS_FROM] = NULL;
         if (!m[S_CRONTAB])
-                return ao_hook_config_fail(ctx, -EINVAL, path, "missing crontab");
+                return hook_config_fail(ctx, -EINVAL, path, "missing crontab");
 
         if (m[S_NAME]) {
-                r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "name"), m[S_NAME], true, &s);
+                r = hook_config_get_string(ctx, hook_config_path(p, path, "name"), m[S_NAME], true, &s);
                 if (r < 0)
                         return r;
-                b->name = ao_hook_config_strdup_nonempty(s);
+                b->name = hook_config_strdup_nonempty(s);
         }
         if (!b->name)
                 b->name = ao_xstrdup("schedule");
 
-        ao_hook_config_path(p, path, "crontab");
-        r = ao_hook_config_get_string(ctx, p, m[S_CRONTAB], true, &s);
+        hook_config_path(p, path, "crontab");
+        r = hook_config_get_string(ctx, p, m[S_CRONTAB], true, &s);
         if (r < 0)
                 return r;
         _cleanup_(cron_freep) struct ao_cron *cron = NULL;
         struct ao_error err = {0};
         r = ao_cron_parse(s, &cron, &err);
         if (r < 0)
-                return ao_hook_config_fail(ctx, r, p, "%s", err.msg);
+                return hook_config_fail(ctx, r, p, "%s", err.msg);
         b->crontab = ao_xstrdup(s);
 
         if (m[S_ALLOW_FAILURE]) {
-                r = ao_hook_config_get_bool(ctx, ao_hook_config_path(p, path, "allowFailure"),
-                                            m[S_ALLOW_FAILURE], &b->allow_failure);
+                r = hook_config_get_bool(ctx, hook_config_path(p, path, "allowFailure"), m[S_ALLOW_FAILURE],
+                                         &b->allow_failure);
                 if (r < 0)
                         return r;
         }
         if (m[S_QUEUE]) {
-                r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "queue"), m[S_QUEUE], false,
-                                              &s);
+                r = hook_config_get_string(ctx, hook_config_path(p, path, "queue"), m[S_QUEUE], false, &s);
                 if (r < 0)
                         return r;
                 b->queue = ao_xstrdup(s);
@@ -583,16 +317,15 @@ static int parse_schedule(struct ao_hook_config_ctx *ctx, const cJSON *json, con
                 b->queue = ao_xstrdup("main");
         }
         if (m[S_GROUP]) {
-                r = ao_hook_config_get_string(ctx, ao_hook_config_path(p, path, "group"), m[S_GROUP], true,
-                                              &s);
+                r = hook_config_get_string(ctx, hook_config_path(p, path, "group"), m[S_GROUP], true, &s);
                 if (r < 0)
                         return r;
-                b->group = ao_hook_config_strdup_nonempty(s);
+                b->group = hook_config_strdup_nonempty(s);
         }
         if (m[S_INCLUDE_SNAPSHOTS_FROM]) {
-                ao_hook_config_path(p, path, "includeSnapshotsFrom");
-                r = ao_hook_config_get_strv(ctx, p, m[S_INCLUDE_SNAPSHOTS_FROM], 1, true,
-                                            &b->include_snapshots_from);
+                hook_config_path(p, path, "includeSnapshotsFrom");
+                r = hook_config_get_strv(ctx, p, m[S_INCLUDE_SNAPSHOTS_FROM], 1, true,
+                                         &b->include_snapshots_from);
                 if (r < 0)
                         return r;
                 r = check_snapshots(ctx, p, &b->include_snapshots_from, kube_names, n_kube_names);
@@ -615,19 +348,19 @@ static int parse_ignored(struct ao_hook_config_ctx *ctx, const char *key, const 
         size_t n = 0, i = 0;
         int r;
 
-        r = ao_hook_config_get_array(ctx, key, json, 1, &n);
+        r = hook_config_get_array(ctx, key, json, 1, &n);
         if (r < 0)
                 return r;
         for (const cJSON *c = json->child; c; c = c->next, i++) {
                 const char *s = NULL;
-                ao_hook_config_path_index(p, key, i);
+                hook_config_path_index(p, key, i);
                 if (!cJSON_IsObject(c))
-                        return ao_hook_config_fail(ctx, -EINVAL, p, "must be an object, not %s",
-                                                   ao_hook_config_type_name(c));
+                        return hook_config_fail(ctx, -EINVAL, p, "must be an object, not %s",
+                                                hook_config_type_name(c));
                 const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name");
                 if (!name)
-                        return ao_hook_config_fail(ctx, -EINVAL, p, "missing name");
-                r = ao_hook_config_get_string(ctx, ao_hook_config_path(q, p, "name"), name, true, &s);
+                        return hook_config_fail(ctx, -EINVAL, p, "missing name");
+                r = hook_config_get_string(ctx, hook_config_path(q, p, "name"), name, true, &s);
                 if (r < 0)
                         return r;
         }
@@ -644,8 +377,8 @@ static int parse_document(struct ao_hook_config_ctx *ctx, const cJSON *doc, stru
         int r;
 
         if (!cJSON_IsObject(doc))
-                return ao_hook_config_fail(ctx, -EINVAL, NULL, "the configuration must be an object, not %s",
-                                           ao_hook_config_type_name(doc));
+                return hook_config_fail(ctx, -EINVAL, NULL, "the configuration must be an object, not %s",
+                                        hook_config_type_name(doc));
         r = detect_version(ctx, doc, &ctx->version);
         if (r < 0)
                 return r;
@@ -660,28 +393,28 @@ static int parse_document(struct ao_hook_config_ctx *ctx, const cJSON *doc, stru
         for (const cJSON *c = doc->child; c; c = c->next)
                 n_members++;
         if (n_members == (top[TOP_CONFIG_VERSION] ? 1u : 0u))
-                return ao_hook_config_fail(ctx, -EINVAL, NULL,
-                                           "no bindings: the configuration has no key "
-                                           "besides configVersion");
+                return hook_config_fail(ctx, -EINVAL, NULL,
+                                        "no bindings: the configuration has no key "
+                                        "besides configVersion");
 
         /* Sizes first: nothing is allocated for a configuration over the limit. */
         kube_key = ctx->version == 1 ? TOP_KUBERNETES : TOP_ON_KUBERNETES_EVENT;
         if (top[TOP_SCHEDULE]) {
-                r = ao_hook_config_get_array(ctx, "schedule", top[TOP_SCHEDULE], ctx->version == 1,
-                                             &n_schedules);
+                r = hook_config_get_array(ctx, "schedule", top[TOP_SCHEDULE], ctx->version == 1,
+                                          &n_schedules);
                 if (r < 0)
                         return r;
         }
         if (top[kube_key]) {
-                r = ao_hook_config_get_array(ctx, top_keys[kube_key].name, top[kube_key], ctx->version == 1,
-                                             &n_kubernetes);
+                r = hook_config_get_array(ctx, top_keys[kube_key].name, top[kube_key], ctx->version == 1,
+                                          &n_kubernetes);
                 if (r < 0)
                         return r;
         }
         if (n_schedules + n_kubernetes > AO_HOOK_CONFIG_MAX_BINDINGS)
-                return ao_hook_config_fail(ctx, -E2BIG, NULL,
-                                           "%zu schedule and kubernetes bindings, more than the %d allowed",
-                                           n_schedules + n_kubernetes, AO_HOOK_CONFIG_MAX_BINDINGS);
+                return hook_config_fail(ctx, -E2BIG, NULL,
+                                        "%zu schedule and kubernetes bindings, more than the %d allowed",
+                                        n_schedules + n_kubernetes, AO_HOOK_CONFIG_MAX_BINDINGS);
 
         if (top[TOP_SETTINGS]) {
                 r = parse_settings(ctx, top[TOP_SETTINGS], cfg);
@@ -697,8 +430,8 @@ static int parse_document(struct ao_hook_config_ctx *ctx, const cJSON *doc, stru
                 cfg->kubernetes = ao_xcalloc(n_kubernetes, sizeof(*cfg->kubernetes));
                 cfg->n_kubernetes = n_kubernetes;
                 for (const cJSON *c = top[kube_key]->child; c; c = c->next, i++) {
-                        r = ctx->version == 1 ? ao_hook_config_parse_kubernetes(ctx, cfg, i, c)
-                                              : ao_hook_config_parse_on_kubernetes_event(ctx, cfg, i, c);
+                        r = ctx->version == 1 ? hook_config_parse_kubernetes(ctx, cfg, i, c)
+                                              : hook_config_parse_on_kubernetes_event(ctx, cfg, i, c);
                         if (r < 0)
                                 return r;
                 }
@@ -708,8 +441,7 @@ static int parse_document(struct ao_hook_config_ctx *ctx, const cJSON *doc, stru
         _cleanup_free_ const char **kube_names = sorted_kubernetes_names(cfg);
         for (size_t i = 0; i < cfg->n_kubernetes; i++) {
                 char path[AO_HOOK_CONFIG_PATH_MAX], p[AO_HOOK_CONFIG_PATH_MAX];
-                ao_hook_config_path(p, ao_hook_config_path_index(path, "kubernetes", i),
-                                    "includeSnapshotsFrom");
+                hook_config_path(p, hook_config_path_index(path, "kubernetes", i), "includeSnapshotsFrom");
                 r = check_snapshots(ctx, p, &cfg->kubernetes[i].include_snapshots_from, kube_names,
                                     cfg->n_kubernetes);
                 if (r < 0)
@@ -750,7 +482,7 @@ int ao_hook_config_from_json(const cJSON *doc, const char *hook_name, enum ao_ho
         int r;
 
         if (kind != AO_HOOK_GLOBAL && kind != AO_HOOK_MODULE)
-                return ao_hook_config_fail(&ctx, -EINVAL, NULL, "invalid hook kind %d", (int) kind);
+                return hook_config_fail(&ctx, -EINVAL, NULL, "invalid hook kind %d", (int) kind);
         r = parse_document(&ctx, doc, &cfg);
         if (r < 0)
                 return r;
@@ -774,11 +506,11 @@ int ao_hook_config_parse(const char *text, size_t len, const char *hook_name, en
         int r;
 
         if (len > AO_HOOK_CONFIG_MAX_INPUT)
-                return ao_hook_config_fail(&ctx, -EFBIG, NULL, "the configuration is larger than %u bytes",
-                                           AO_HOOK_CONFIG_MAX_INPUT);
+                return hook_config_fail(&ctx, -EFBIG, NULL, "the configuration is larger than %u bytes",
+                                        AO_HOOK_CONFIG_MAX_INPUT);
         r = ao_yaml_load(text ? text : "", text ? len : 0, "config", &doc, &err);
         if (r < 0)
-                return ao_hook_config_fail(&ctx, r, NULL, "%s", err.msg);
+                return hook_config_fail(&ctx, r, NULL, "%s", err.msg);
         return ao_hook_config_from_json(doc, hook_name, kind, ret, reterr);
 }
 

@@ -45,7 +45,7 @@ struct load {
 static void load_free(struct load *l)
 {
         if (l->req.pool)
-                config_pool_forget(l->req.pool, &l->waiter);
+                hooks_config_pool_forget(l->req.pool, &l->waiter);
         ao_hook_paths_done(&l->paths);
         ao_hooks_free(l->hooks, l->hooks ? l->paths.n : 0);
         free(l->runs);
@@ -166,14 +166,14 @@ static int start_one(struct load *l, size_t index, struct ao_error *reterr)
 static bool take_slot(struct load *l)
 {
         if (l->req.pool)
-                return config_pool_take(l->req.pool, &l->waiter);
+                return hooks_config_pool_take(l->req.pool, &l->waiter);
         return l->running < (l->req.max_parallel ? l->req.max_parallel : 1);
 }
 
 static void give_slot(struct load *l)
 {
         if (l->req.pool)
-                config_pool_give(l->req.pool);
+                hooks_config_pool_give(l->req.pool);
 }
 
 /*

@@ -133,7 +133,7 @@ static int on_wakeup(struct ao_source *s, void *userdata)
         return 0;
 }
 
-int ao_http_bridge_init(struct ao_http *h, struct ao_reactor *reactor)
+int http_bridge_init(struct ao_http *h, struct ao_reactor *reactor)
 {
         int r = pthread_mutex_init(&h->lock, NULL);
         if (r != 0)
@@ -149,7 +149,7 @@ int ao_http_bridge_init(struct ao_http *h, struct ao_reactor *reactor)
         return 0;
 }
 
-void ao_http_bridge_done(struct ao_http *h)
+void http_bridge_done(struct ao_http *h)
 {
         h->wakeup = ao_source_free(h->wakeup);
         if (!h->lock_inited)
@@ -170,11 +170,11 @@ void ao_http_bridge_done(struct ao_http *h)
 static void respond_unavailable(struct ao_http *h, h2o_req_t *req, const char *why)
 {
         _cleanup_free_ char *text = ao_xasprintf("%s\n", why);
-        ao_http_respond(h, req, 503, text_plain, text, strlen(text));
+        http_respond(h, req, 503, text_plain, text, strlen(text));
 }
 
-void ao_http_bridge_submit(struct ao_http *h, h2o_req_t *req, const char *path, size_t path_len,
-                           enum ao_http_format format, const char *query, size_t query_len)
+void http_bridge_submit(struct ao_http *h, h2o_req_t *req, const char *path, size_t path_len,
+                        enum ao_http_format format, const char *query, size_t query_len)
 {
         if (h->inflight >= AO_HTTP_MAX_INFLIGHT) {
                 respond_unavailable(h, req, "too many requests waiting for the main loop");
@@ -259,10 +259,10 @@ static void respond_call(struct ao_http *h, h2o_req_t *req, struct ao_http_call 
                         status = 500;
                 }
         }
-        ao_http_respond(h, req, status, content_type, text, strlen(text));
+        http_respond(h, req, status, content_type, text, strlen(text));
 }
 
-void ao_http_bridge_deliver(struct ao_http *h, h2o_multithread_message_t *message)
+void http_bridge_deliver(struct ao_http *h, h2o_multithread_message_t *message)
 {
         struct ao_http_call *c = H2O_STRUCT_FROM_MEMBER(struct ao_http_call, message, message);
 
@@ -274,7 +274,7 @@ void ao_http_bridge_deliver(struct ao_http *h, h2o_multithread_message_t *messag
         call_free(c);
 }
 
-void ao_http_bridge_close(struct ao_http *h)
+void http_bridge_close(struct ao_http *h)
 {
         struct ao_http_call *list = take_pending(h, true);
 
@@ -284,6 +284,6 @@ void ao_http_bridge_close(struct ao_http *h)
                 c->next = NULL;
                 c->status = 503;
                 c->body = cJSON_CreateString("the HTTP server is shutting down");
-                ao_http_bridge_deliver(h, &c->message);
+                http_bridge_deliver(h, &c->message);
         }
 }

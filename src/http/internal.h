@@ -95,29 +95,29 @@ struct ao_http {
  * server.c: answer @req with @status, a Content-Type (NULL: none) and
  * @body (copied). HTTP thread.
  */
-void ao_http_respond(struct ao_http *h, h2o_req_t *req, int status, const char *content_type,
-                     const char *body, size_t len);
+void http_respond(struct ao_http *h, h2o_req_t *req, int status, const char *content_type, const char *body,
+                  size_t len);
 
 /* bridge.c */
 
 /** The wake-up source on @reactor and the pending list. Main thread, before the HTTP thread starts. */
-int ao_http_bridge_init(struct ao_http *h, struct ao_reactor *reactor);
+int http_bridge_init(struct ao_http *h, struct ao_reactor *reactor);
 /** Free the source, the lock and any call still listed. Main thread, after the HTTP thread is gone. */
-void ao_http_bridge_done(struct ao_http *h);
+void http_bridge_done(struct ao_http *h);
 
 /**
  * Hand @req to the main thread: @path (@path_len bytes, suffix already
  * stripped) and @query (@query_len bytes) are copied. Answered 503 at once
  * when the bridge is closed or too many requests are waiting. HTTP thread.
  */
-void ao_http_bridge_submit(struct ao_http *h, h2o_req_t *req, const char *path, size_t path_len,
-                           enum ao_http_format format, const char *query, size_t query_len);
+void http_bridge_submit(struct ao_http *h, h2o_req_t *req, const char *path, size_t path_len,
+                        enum ao_http_format format, const char *query, size_t query_len);
 
 /** A reply message arrived on h->receiver: answer its request (if still there) and free it. HTTP thread. */
-void ao_http_bridge_deliver(struct ao_http *h, h2o_multithread_message_t *message);
+void http_bridge_deliver(struct ao_http *h, h2o_multithread_message_t *message);
 
 /** Refuse further submissions and answer everything still waiting with 503. HTTP thread, at stop. */
-void ao_http_bridge_close(struct ao_http *h);
+void http_bridge_close(struct ao_http *h);
 
 /**
  * The format named by the last path segment's suffix; *@len is shortened

@@ -84,8 +84,8 @@ static const char *reason_phrase(int status)
         }
 }
 
-void ao_http_respond(struct ao_http *h, h2o_req_t *req, int status, const char *content_type,
-                     const char *body, size_t len)
+void http_respond(struct ao_http *h, h2o_req_t *req, int status, const char *content_type, const char *body,
+                  size_t len)
 {
         req->res.status = status;
         req->res.reason = reason_phrase(status);
@@ -102,7 +102,7 @@ void ao_http_respond(struct ao_http *h, h2o_req_t *req, int status, const char *
 static void respond_str(struct ao_http *h, h2o_req_t *req, int status, const char *content_type,
                         const char *body)
 {
-        ao_http_respond(h, req, status, content_type, body, strlen(body));
+        http_respond(h, req, status, content_type, body, strlen(body));
 }
 
 static void respond_metrics(struct ao_http *h, h2o_req_t *req, struct ao_metrics *m)
@@ -157,7 +157,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
                                 query = req->path.base + req->query_at + 1;
                                 query_len = req->path.len - req->query_at - 1;
                         }
-                        ao_http_bridge_submit(h, req, path.base, len, format, query, query_len);
+                        http_bridge_submit(h, req, path.base, len, format, query, query_len);
                 }
         }
         return 0;
@@ -187,7 +187,7 @@ static void on_messages(h2o_multithread_receiver_t *receiver, h2o_linklist_t *me
                 if (m == &h->stop_message)
                         h->stopping = true;
                 else
-                        ao_http_bridge_deliver(h, m);
+                        http_bridge_deliver(h, m);
         }
 }
 
@@ -283,7 +283,7 @@ static void *http_thread(void *userdata)
          * h2o_context_dispose() then asserts on it.
          */
         h->ctx.shutdown_requested = 1;
-        ao_http_bridge_close(h);
+        http_bridge_close(h);
         h->drained = drain(h, SHUT_RD) || drain(h, SHUT_RDWR);
         release_pool_chunks();
         return NULL;
@@ -542,7 +542,7 @@ struct ao_http *ao_http_stop(struct ao_http *h)
                 h->drained = true;
         }
 
-        ao_http_bridge_done(h);
+        http_bridge_done(h);
         if (h->drained)
                 teardown_h2o(h);
         else
@@ -593,7 +593,7 @@ int ao_http_start(struct ao_reactor *reactor, const struct ao_http_options *opti
                 if (r < 0)
                         return r;
         }
-        r = ao_http_bridge_init(h, reactor);
+        r = http_bridge_init(h, reactor);
         if (r < 0)
                 return ao_error_set(reterr, r, "http: cannot set up the main-thread bridge: %s",
                                     strerror(-r));

@@ -233,7 +233,7 @@ static void append_family(struct ao_strbuf *sb, struct ao_metric_family *f, bool
 
         if (f->n_series == 0 && !show_empty)
                 return;
-        series = ao_metric_family_sorted(f);
+        series = metric_family_sorted(f);
         ao_strbuf_appendf(sb, "# HELP %s ", f->name);
         append_help(sb, f->help);
         ao_strbuf_appendf(sb, "\n# TYPE %s %s\n", f->name, type_names[f->type]);
@@ -273,7 +273,7 @@ char *ao_metrics_format(struct ao_metrics *m)
         size_t n_families;
 
         /* The registry lock only for the list: formatting holds one family's lock at a time. */
-        families = ao_metrics_families_snapshot(m, &n_families);
+        families = metrics_families_snapshot(m, &n_families);
         for (size_t i = 0; i < n_families; i++) {
                 pthread_mutex_lock(&families[i]->lock);
                 append_family_text(&sb, families[i], __atomic_load_n(&m->show_empty, __ATOMIC_RELAXED));

@@ -125,7 +125,7 @@ static struct ao_metric_group *group_free(struct ao_metric_group *g)
         return NULL;
 }
 
-void ao_metrics_groups_gc(struct ao_metrics *m)
+void metrics_groups_gc(struct ao_metrics *m)
 {
         size_t n = 0;
 
@@ -142,7 +142,7 @@ void ao_metrics_groups_gc(struct ao_metrics *m)
         }
 }
 
-void ao_metrics_groups_free(struct ao_metrics *m)
+void metrics_groups_free(struct ao_metrics *m)
 {
         for (size_t i = 0; i < m->n_groups; i++)
                 group_free(m->groups[i]);
@@ -151,7 +151,7 @@ void ao_metrics_groups_free(struct ao_metrics *m)
         m->n_groups = 0;
 }
 
-void ao_metric_series_ungroup(struct ao_metric_series *s)
+void metric_series_ungroup(struct ao_metric_series *s)
 {
         struct ao_metric_group *g = s->group;
 
@@ -172,7 +172,7 @@ static void series_regroup(struct ao_metric_series *s, struct ao_metric_group *g
 {
         if (s->group == g)
                 return;
-        ao_metric_series_ungroup(s);
+        metric_series_ungroup(s);
         if (!g)
                 return;
         s->group = g;
@@ -192,7 +192,7 @@ static void group_drop(struct ao_metric_group *g, uint64_t keep)
                         continue;
                 struct ao_metric_family *f = s->family;
                 pthread_mutex_lock(&f->lock);
-                ao_metric_family_drop_series(f, s);
+                metric_family_drop_series(f, s);
                 pthread_mutex_unlock(&f->lock);
         }
 }
@@ -230,7 +230,7 @@ static int apply_one(struct ao_metrics *m, const struct ao_metric_op *op, size_t
         struct ao_metric_series *s;
         size_t n = 0;
 
-        f = ao_metrics_family_find(m, op->name);
+        f = metrics_family_find(m, op->name);
         if (f && !f->dynamic_labels)
                 return ao_error_set(reterr, -EINVAL,
                                     "metric '%s' is not a hook metric; operation %zu (%s) skipped", op->name,
@@ -267,19 +267,18 @@ static int apply_one(struct ao_metrics *m, const struct ao_metric_op *op, size_t
 
         /* Hook metrics carry their name as help text, as the Go operator's do. */
         if (!f)
-                f = ao_metrics_family_raw(m, op->name, type, op->name, NULL, true, op->buckets,
-                                          op->n_buckets);
+                f = metrics_family_raw(m, op->name, type, op->name, NULL, true, op->buckets, op->n_buckets);
         pthread_mutex_lock(&f->lock);
-        s = ao_metric_family_series(f, n, names, values);
+        s = metric_family_series(f, n, names, values);
         switch (op->action) {
         case AO_METRIC_ADD:
-                ao_metric_series_add(f, s, op->value);
+                metric_series_add(f, s, op->value);
                 break;
         case AO_METRIC_SET:
-                ao_metric_series_set(f, s, op->value);
+                metric_series_set(f, s, op->value);
                 break;
         default:
-                ao_metric_series_observe(f, s, op->value);
+                metric_series_observe(f, s, op->value);
                 break;
         }
         series_regroup(s, g);
@@ -322,6 +321,6 @@ int ao_metrics_apply_hook_ops(struct ao_metrics *m, const struct ao_metric_ops *
         for (size_t i = 0; i < m->n_groups; i++)
                 if (m->groups[i]->batch == batch)
                         group_drop(m->groups[i], batch);
-        ao_metrics_groups_gc(m);
+        metrics_groups_gc(m);
         return ret;
 }

@@ -109,44 +109,44 @@ struct ao_metrics {
  * The family @full_name (no prefix added), created on first use. With @dynamic_labels the family has no
  * fixed label names (@label_names is ignored): hook metrics. Main thread.
  */
-struct ao_metric_family *ao_metrics_family_raw(struct ao_metrics *m, const char *full_name,
-                                               enum ao_metric_type type, const char *help,
-                                               const char *const *label_names, bool dynamic_labels,
-                                               const double *buckets, size_t n_buckets);
+struct ao_metric_family *metrics_family_raw(struct ao_metrics *m, const char *full_name,
+                                            enum ao_metric_type type, const char *help,
+                                            const char *const *label_names, bool dynamic_labels,
+                                            const double *buckets, size_t n_buckets);
 
 /** The family @full_name or NULL. */
-struct ao_metric_family *ao_metrics_family_find(struct ao_metrics *m, const char *full_name);
+struct ao_metric_family *metrics_family_find(struct ao_metrics *m, const char *full_name);
 
 /**
  * The families, sorted by name, as a malloc'd array of borrowed pointers (valid until the registry is
  * freed); NULL with *ret_n = 0 when there are none. Any thread.
  */
-struct ao_metric_family **ao_metrics_families_snapshot(struct ao_metrics *m, size_t *ret_n);
+struct ao_metric_family **metrics_families_snapshot(struct ao_metrics *m, size_t *ret_n);
 
 /**
  * The series with labels @names = @values (@n of each; NULL values count as ""), created when absent.
  * The caller holds f->lock. For a fixed family @names are its label names, for a hook family they are
  * sorted by name and unique.
  */
-struct ao_metric_series *ao_metric_family_series(struct ao_metric_family *f, size_t n,
-                                                 const char *const *names, const char *const *values);
+struct ao_metric_series *metric_family_series(struct ao_metric_family *f, size_t n, const char *const *names,
+                                              const char *const *values);
 
 /** Remove @s from @f (and from its group) and free it. The caller holds f->lock. */
-void ao_metric_family_drop_series(struct ao_metric_family *f, struct ao_metric_series *s);
+void metric_family_drop_series(struct ao_metric_family *f, struct ao_metric_series *s);
 
 /** The series sorted by key (n_series of them). The caller holds f->lock. */
-struct ao_metric_series *const *ao_metric_family_sorted(struct ao_metric_family *f);
+struct ao_metric_series *const *metric_family_sorted(struct ao_metric_family *f);
 
 /* Value updates; the caller holds f->lock. */
-void ao_metric_series_add(struct ao_metric_family *f, struct ao_metric_series *s, double value);
-void ao_metric_series_set(struct ao_metric_family *f, struct ao_metric_series *s, double value);
-void ao_metric_series_observe(struct ao_metric_family *f, struct ao_metric_series *s, double value);
+void metric_series_add(struct ao_metric_family *f, struct ao_metric_series *s, double value);
+void metric_series_set(struct ao_metric_family *f, struct ao_metric_series *s, double value);
+void metric_series_observe(struct ao_metric_family *f, struct ao_metric_series *s, double value);
 
 /* ---- hook-ops.c ---- */
 
 /** Forget the groups that hold no series any more. Main thread. */
-void ao_metrics_groups_gc(struct ao_metrics *m);
+void metrics_groups_gc(struct ao_metrics *m);
 /** Free every group (the series must not point at them any more, or be freed next). */
-void ao_metrics_groups_free(struct ao_metrics *m);
+void metrics_groups_free(struct ao_metrics *m);
 /** Unlink @s from its group, if any. */
-void ao_metric_series_ungroup(struct ao_metric_series *s);
+void metric_series_ungroup(struct ao_metric_series *s);

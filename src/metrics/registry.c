@@ -75,7 +75,7 @@ struct ao_metrics *ao_metrics_free(struct ao_metrics *m)
         if (!m)
                 return NULL;
         /* The groups only point at series; the series go with their families. */
-        ao_metrics_groups_free(m);
+        metrics_groups_free(m);
         for (size_t i = 0; i < m->n_families; i++)
                 family_free(m->families[i]);
         free(m->families);
@@ -108,7 +108,7 @@ static size_t family_index(const struct ao_metrics *m, const char *name, bool *r
         return lo;
 }
 
-struct ao_metric_family *ao_metrics_family_find(struct ao_metrics *m, const char *full_name)
+struct ao_metric_family *metrics_family_find(struct ao_metrics *m, const char *full_name)
 {
         struct ao_metric_family *f = NULL;
         bool found;
@@ -149,10 +149,10 @@ static struct ao_metric_family *family_new(const char *full_name, enum ao_metric
         return f;
 }
 
-struct ao_metric_family *ao_metrics_family_raw(struct ao_metrics *m, const char *full_name,
-                                               enum ao_metric_type type, const char *help,
-                                               const char *const *label_names, bool dynamic_labels,
-                                               const double *buckets, size_t n_buckets)
+struct ao_metric_family *metrics_family_raw(struct ao_metrics *m, const char *full_name,
+                                            enum ao_metric_type type, const char *help,
+                                            const char *const *label_names, bool dynamic_labels,
+                                            const double *buckets, size_t n_buckets)
 {
         struct ao_metric_family *f;
         bool found;
@@ -161,7 +161,7 @@ struct ao_metric_family *ao_metrics_family_raw(struct ao_metrics *m, const char 
          * Only the main thread creates families, so the lookup and the insertion need not be atomic;
          * the lock is there for the scrape's snapshot.
          */
-        f = ao_metrics_family_find(m, full_name);
+        f = metrics_family_find(m, full_name);
         if (f)
                 return f;
         f = family_new(full_name, type, help, label_names, dynamic_labels, buckets, n_buckets);
@@ -185,10 +185,10 @@ struct ao_metric_family *ao_metrics_family(struct ao_metrics *m, const char *nam
 {
         _cleanup_free_ char *full_name = ao_xasprintf("%s%s", m->prefix, name);
 
-        return ao_metrics_family_raw(m, full_name, type, help, label_names, false, buckets, n_buckets);
+        return metrics_family_raw(m, full_name, type, help, label_names, false, buckets, n_buckets);
 }
 
-struct ao_metric_family **ao_metrics_families_snapshot(struct ao_metrics *m, size_t *ret_n)
+struct ao_metric_family **metrics_families_snapshot(struct ao_metrics *m, size_t *ret_n)
 {
         struct ao_metric_family **list = NULL;
 
@@ -287,8 +287,8 @@ static struct ao_metric_series *series_lookup(const struct ao_metric_family *f, 
         return NULL;
 }
 
-struct ao_metric_series *ao_metric_family_series(struct ao_metric_family *f, size_t n,
-                                                 const char *const *names, const char *const *values)
+struct ao_metric_series *metric_family_series(struct ao_metric_family *f, size_t n, const char *const *names,
+                                              const char *const *values)
 {
         struct ao_metric_series *s;
         uint64_t hash;
@@ -321,14 +321,14 @@ struct ao_metric_series *ao_metric_family_series(struct ao_metric_family *f, siz
 
 static void drop_unlinked(struct ao_metric_family *f, struct ao_metric_series *s)
 {
-        ao_metric_series_ungroup(s);
+        metric_series_ungroup(s);
         series_free(s);
         f->n_series--;
         f->sorted_valid = false;
         f->text_valid = false;
 }
 
-void ao_metric_family_drop_series(struct ao_metric_family *f, struct ao_metric_series *s)
+void metric_family_drop_series(struct ao_metric_family *f, struct ao_metric_series *s)
 {
         for (struct ao_metric_series **pp = &f->table[s->hash & (f->table_size - 1)]; *pp; pp = &(*pp)->_next)
                 if (*pp == s) {
@@ -350,7 +350,7 @@ static int series_compare(const void *a, const void *b)
         return x->key_len < y->key_len ? -1 : x->key_len > y->key_len;
 }
 
-struct ao_metric_series *const *ao_metric_family_sorted(struct ao_metric_family *f)
+struct ao_metric_series *const *metric_family_sorted(struct ao_metric_family *f)
 {
         size_t n = 0;
 
@@ -369,7 +369,7 @@ struct ao_metric_series *const *ao_metric_family_sorted(struct ao_metric_family 
 
 /* ---- updates ----------------------------------------------------------------------------------------- */
 
-void ao_metric_series_add(struct ao_metric_family *f, struct ao_metric_series *s, double value)
+void metric_series_add(struct ao_metric_family *f, struct ao_metric_series *s, double value)
 {
         if (f->type == AO_METRIC_HISTOGRAM)
                 return;
@@ -377,7 +377,7 @@ void ao_metric_series_add(struct ao_metric_family *f, struct ao_metric_series *s
         f->text_valid = false;
 }
 
-void ao_metric_series_set(struct ao_metric_family *f, struct ao_metric_series *s, double value)
+void metric_series_set(struct ao_metric_family *f, struct ao_metric_series *s, double value)
 {
         if (f->type == AO_METRIC_HISTOGRAM)
                 return;
@@ -385,7 +385,7 @@ void ao_metric_series_set(struct ao_metric_family *f, struct ao_metric_series *s
         f->text_valid = false;
 }
 
-void ao_metric_series_observe(struct ao_metric_family *f, struct ao_metric_series *s, double value)
+void metric_series_observe(struct ao_metric_family *f, struct ao_metric_series *s, double value)
 {
         size_t lo = 0, hi = f->n_buckets;
 
@@ -411,24 +411,24 @@ static void update(struct ao_metric_family *f, const char *const *label_values, 
 {
         pthread_mutex_lock(&f->lock);
         struct ao_metric_series *s =
-            ao_metric_family_series(f, f->n_labels, (const char *const *) f->label_names, label_values);
+            metric_family_series(f, f->n_labels, (const char *const *) f->label_names, label_values);
         fn(f, s, value);
         pthread_mutex_unlock(&f->lock);
 }
 
 void ao_metric_add(struct ao_metric_family *f, const char *const *label_values, double value)
 {
-        update(f, label_values, value, ao_metric_series_add);
+        update(f, label_values, value, metric_series_add);
 }
 
 void ao_metric_set(struct ao_metric_family *f, const char *const *label_values, double value)
 {
-        update(f, label_values, value, ao_metric_series_set);
+        update(f, label_values, value, metric_series_set);
 }
 
 void ao_metric_observe(struct ao_metric_family *f, const char *const *label_values, double value)
 {
-        update(f, label_values, value, ao_metric_series_observe);
+        update(f, label_values, value, metric_series_observe);
 }
 
 double ao_metric_value(struct ao_metric_family *f, const char *const *label_values)
@@ -463,7 +463,7 @@ size_t ao_metrics_remove_series(struct ao_metrics *m, const char *label, const c
         struct ao_metric_family **families;
         size_t n_families, removed = 0;
 
-        families = ao_metrics_families_snapshot(m, &n_families);
+        families = metrics_families_snapshot(m, &n_families);
         for (size_t i = 0; i < n_families; i++) {
                 struct ao_metric_family *f = families[i];
                 pthread_mutex_lock(&f->lock);
@@ -481,7 +481,7 @@ size_t ao_metrics_remove_series(struct ao_metrics *m, const char *label, const c
                 pthread_mutex_unlock(&f->lock);
         }
         free(families);
-        ao_metrics_groups_gc(m);
+        metrics_groups_gc(m);
         return removed;
 }
 
@@ -490,7 +490,7 @@ size_t ao_metrics_count_series(struct ao_metrics *m)
         struct ao_metric_family **families;
         size_t n_families, n = 0;
 
-        families = ao_metrics_families_snapshot(m, &n_families);
+        families = metrics_families_snapshot(m, &n_families);
         for (size_t i = 0; i < n_families; i++) {
                 pthread_mutex_lock(&families[i]->lock);
                 n += families[i]->n_series;

@@ -52,14 +52,14 @@ static void flush_lines(struct json_join *j, const struct ao_log_context *ctx, e
         while (j->text.len > 0 && p <= end) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
                 size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
-                ao_proc_log_line_now(ctx, stream, p, n);
+                proc_log_line_now(ctx, stream, p, n);
                 p += n + 1;
         }
         reset(j);
 }
 
-bool ao_proc_join_json_line(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream,
-                            const char *line, size_t len)
+bool proc_join_json_line(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream,
+                         const char *line, size_t len)
 {
         if (j->text.len == 0) {
                 if (len == 0 || line[0] != '{')
@@ -76,7 +76,7 @@ bool ao_proc_join_json_line(struct json_join *j, const struct ao_log_context *ct
         ao_strbuf_append_n(&j->text, line, len);
         scan(j, line, len);
         if (j->depth <= 0) {
-                if (ao_proc_log_json_line(ctx, stream, ao_strbuf_str(&j->text), j->text.len))
+                if (proc_log_json_line(ctx, stream, ao_strbuf_str(&j->text), j->text.len))
                         reset(j);
                 else
                         flush_lines(j, ctx, stream);
@@ -86,7 +86,7 @@ bool ao_proc_join_json_line(struct json_join *j, const struct ao_log_context *ct
         return true;
 }
 
-void ao_proc_join_flush(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream)
+void proc_join_flush(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream)
 {
         if (j->text.len > 0)
                 flush_lines(j, ctx, stream);

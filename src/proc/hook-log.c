@@ -43,8 +43,8 @@ static void add_member(struct record *r, const cJSON *item)
         r->fields[r->n_fields++] = (struct ao_log_field){keep(r, ao_strbuf_steal(&name)), keep(r, value)};
 }
 
-bool ao_proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
-                           size_t len)
+bool proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
+                        size_t len)
 {
         if (len < 2 || line[0] != '{' || memchr(line, '\0', len))
                 return false;
@@ -78,10 +78,10 @@ bool ao_proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream
         return true;
 }
 
-void ao_proc_log_line_now(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
-                          size_t len)
+void proc_log_line_now(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
+                       size_t len)
 {
-        if (ao_proc_log_json_line(ctx, stream, line, len))
+        if (proc_log_json_line(ctx, stream, line, len))
                 return;
         /* Lines are logged as C strings: a NUL byte from a hook becomes U+FFFD instead of cutting the line. */
         struct ao_strbuf sb = {0};

@@ -99,26 +99,26 @@ struct proc_output {
 };
 
 /** Closed, reporting to @ops with @owner once opened. */
-void ao_proc_output_init(struct proc_output *o, struct output_pool *pool, enum ao_proc_stream stream,
-                         const struct output_ops *ops, void *owner);
+void proc_output_init(struct proc_output *o, struct output_pool *pool, enum ao_proc_stream stream,
+                      const struct output_ops *ops, void *owner);
 /** A pipe, from the pool when it has one, read by the loop from now on. */
-int ao_proc_output_open(struct proc_output *o);
+int proc_output_open(struct proc_output *o);
 /** The child writes straight into @fd (borrowed): a copy stands in for the write end; nothing is read. */
-int ao_proc_output_redirect(struct proc_output *o, int fd);
+int proc_output_redirect(struct proc_output *o, int fd);
 /**
  * The child is reaped: drop our write end and read what it wrote (through on_data). With
  * @tree_gone nobody else can hold the write end, and a pipe read empty becomes poolable. Returns
  * true when the stream has ended: the owner ends it (no on_eof comes); false while a process the
  * hook left behind may still write.
  */
-bool ao_proc_output_reaped(struct proc_output *o, bool tree_gone);
+bool proc_output_reaped(struct proc_output *o, bool tree_gone);
 /** Into the pool if poolable, else closed. Safe on a closed output. */
-void ao_proc_output_close(struct proc_output *o);
-void ao_proc_output_pool_init(struct output_pool *pool, struct ao_reactor *reactor);
+void proc_output_close(struct proc_output *o);
+void proc_output_pool_init(struct output_pool *pool, struct ao_reactor *reactor);
 /** Close the pipes kept for reuse. */
-void ao_proc_output_pool_done(struct output_pool *pool);
+void proc_output_pool_done(struct output_pool *pool);
 
-static inline bool ao_proc_output_is_open(const struct proc_output *o)
+static inline bool proc_output_is_open(const struct proc_output *o)
 {
         return o->fd >= 0;
 }
@@ -133,16 +133,16 @@ struct json_join {
 };
 
 /** Log a line that is one JSON object as a structured record; false (nothing logged) for any other line. */
-bool ao_proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
-                           size_t len);
+bool proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
+                        size_t len);
 /** A line logged as it is: a structured record when it is one JSON object, else text at info. */
-void ao_proc_log_line_now(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
-                          size_t len);
+void proc_log_line_now(const struct ao_log_context *ctx, enum ao_proc_stream stream, const char *line,
+                       size_t len);
 /** Whether @line was taken into (or completed) a multi-line object pending in @j. */
-bool ao_proc_join_json_line(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream,
-                            const char *line, size_t len);
+bool proc_join_json_line(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream,
+                         const char *line, size_t len);
 /** The stream ended: log what is still pending line by line, and release the buffer. */
-void ao_proc_join_flush(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream);
+void proc_join_flush(struct json_join *j, const struct ao_log_context *ctx, enum ao_proc_stream stream);
 
 /* --- spawner-client.c: one spawner process ------------------------------------------------- */
 
@@ -153,7 +153,7 @@ struct spawner_ops {
         bool (*on_replies_read)(void *owner);
         /**
          * The process exited, and the replies it sent were read: the owner fails the requests it
-         * still owes and calls ao_proc_spawner_done().
+         * still owes and calls proc_spawner_done().
          */
         void (*on_exit)(void *owner);
 };
@@ -203,31 +203,30 @@ enum spawner_drain {
 typedef void spawner_reply_handler(void *owner, const struct spawner_reply_msg *r);
 
 /** Start the spawner process for @profile (NULL: unsandboxed), reporting to @setup->ops with @owner. */
-int ao_proc_spawner_init(struct spawner *s, struct spawner_setup *setup,
-                         const struct ao_sandbox_profile *profile, void *owner, struct ao_error *reterr);
+int proc_spawner_init(struct spawner *s, struct spawner_setup *setup,
+                      const struct ao_sandbox_profile *profile, void *owner, struct ao_error *reterr);
 /** Close the socket (the spawner's signal to exit; the subreaper collects it) and release the rest. */
-void ao_proc_spawner_done(struct spawner *s);
+void proc_spawner_done(struct spawner *s);
 /** Reap the spawner now if it exited (from the SIGCHLD reaper); see ao_source_child_reap(). */
-int ao_proc_spawner_reap(struct spawner *s);
+int proc_spawner_reap(struct spawner *s);
 /**
  * Send (or queue) the request for run @id. The two write ends stay the caller's: a request
  * that has to wait for the socket holds copies of its own. Counts one reply as owed.
  */
-int ao_proc_spawner_request(struct spawner *s, uint64_t id, int status_slot, const char *path,
-                            char *const *argv, char *const *envp, const char *cwd, int stdout_fd,
-                            int stderr_fd);
+int proc_spawner_request(struct spawner *s, uint64_t id, int status_slot, const char *path, char *const *argv,
+                         char *const *envp, const char *cwd, int stdout_fd, int stderr_fd);
 /** One owed reply was had or given up on; @needed: its pid had been asked for. */
-void ao_proc_spawner_settle(struct spawner *s, bool needed);
+void proc_spawner_settle(struct spawner *s, bool needed);
 /** The pid of one owed reply is needed, not urgently: poll for replies until it is settled. */
-void ao_proc_spawner_need_reply(struct spawner *s);
+void proc_spawner_need_reply(struct spawner *s);
 /** An unknown pid waits: poll for the next reply, if any is owed. */
-void ao_proc_spawner_want_any(struct spawner *s);
+void proc_spawner_want_any(struct spawner *s);
 /** Read the replies that came (on_reply each, then on_replies_read). Runs may finish meanwhile. */
-void ao_proc_spawner_read_replies(struct spawner *s, enum spawner_drain until);
+void proc_spawner_read_replies(struct spawner *s, enum spawner_drain until);
 /** Read the replies that came into @handle, and nothing else. */
-void ao_proc_spawner_drain(struct spawner *s, spawner_reply_handler *handle, enum spawner_drain until);
+void proc_spawner_drain(struct spawner *s, spawner_reply_handler *handle, enum spawner_drain until);
 
-static inline bool ao_proc_spawner_owes_replies(const struct spawner *s)
+static inline bool proc_spawner_owes_replies(const struct spawner *s)
 {
         return s->n_starting > 0;
 }
@@ -250,7 +249,7 @@ struct reaper_ops {
         bool (*read_replies)(void *owner, pid_t pid);
         /**
          * Whether unknown @pid is to be left alone: a reply still owed may name it. The owner then
-         * kicks the reaper (ao_proc_reaper_kick()) when replies come.
+         * kicks the reaper (proc_reaper_kick()) when replies come.
          */
         bool (*hold)(void *owner, pid_t pid);
 };
@@ -265,13 +264,12 @@ struct reaper {
 };
 
 /** Become the child subreaper and reap on every SIGCHLD. */
-int ao_proc_reaper_init(struct reaper *r, struct ao_reactor *reactor, const struct reaper_ops *ops,
-                        void *owner);
-void ao_proc_reaper_done(struct reaper *r);
+int proc_reaper_init(struct reaper *r, struct ao_reactor *reactor, const struct reaper_ops *ops, void *owner);
+void proc_reaper_done(struct reaper *r);
 /** Spawner replies came in: children held back while they were owed may be placed now. */
-void ao_proc_reaper_kick(struct reaper *r);
+void proc_reaper_kick(struct reaper *r);
 
-static inline bool ao_proc_reaper_active(const struct reaper *r)
+static inline bool proc_reaper_active(const struct reaper *r)
 {
         return r->sigchld != NULL;
 }
@@ -288,7 +286,7 @@ struct denied_call {
 struct notify_ops {
         /**
          * A denied call: true to have it answered EPERM now, false when the owner keeps it and
-         * answers it later with ao_proc_notify_answer().
+         * answers it later with proc_notify_answer().
          */
         bool (*on_denied)(void *owner, const struct denied_call *call);
         /** Every process using the filter is gone. NULL: keep watching. */
@@ -304,11 +302,11 @@ struct notify_listener {
 };
 
 /** Watch @fd (taken: it stays in @l->fd even when watching fails, for the caller to judge). */
-int ao_proc_notify_watch(struct notify_listener *l, struct ao_reactor *reactor, int fd,
-                         const struct notify_ops *ops, void *owner);
+int proc_notify_watch(struct notify_listener *l, struct ao_reactor *reactor, int fd,
+                      const struct notify_ops *ops, void *owner);
 /** Answer a kept call EPERM (a caller that died meanwhile is no error). */
-void ao_proc_notify_answer(struct notify_listener *l, uint64_t id);
-void ao_proc_notify_done(struct notify_listener *l);
+void proc_notify_answer(struct notify_listener *l, uint64_t id);
+void proc_notify_done(struct notify_listener *l);
 
 struct supervisor_ops {
         /** A child sent its filter's listener, tagged with its run id or SPAWNER_LISTENER_TAG | serial. */
@@ -323,9 +321,9 @@ struct supervisor {
         struct ao_source *rx_source; /* owned */
 };
 
-int ao_proc_supervisor_init(struct supervisor *sv, struct ao_reactor *reactor,
-                            const struct supervisor_ops *ops, void *owner);
-void ao_proc_supervisor_done(struct supervisor *sv);
+int proc_supervisor_init(struct supervisor *sv, struct ao_reactor *reactor, const struct supervisor_ops *ops,
+                         void *owner);
+void proc_supervisor_done(struct supervisor *sv);
 
 /* --- tree.c: what a run left behind -------------------------------------------------------- */
 
@@ -343,17 +341,17 @@ struct tree {
         int children_fd; /* the main thread's children file; -1: not open, -2: unavailable */
 };
 
-void ao_proc_tree_init(struct tree *t, bool subreaper, const struct tree_ops *ops, void *owner);
-void ao_proc_tree_done(struct tree *t);
+void proc_tree_init(struct tree *t, bool subreaper, const struct tree_ops *ops, void *owner);
+void proc_tree_done(struct tree *t);
 /**
  * After reaping a run's child whose process group is gone: whether no process of its tree is
  * left anywhere (may read spawner replies to place children it does not know yet).
  */
-bool ao_proc_tree_gone(struct tree *t);
+bool proc_tree_gone(struct tree *t);
 /** Whether @pid's process group is empty (zombies count as members). */
-bool ao_proc_group_gone(pid_t pid);
+bool proc_group_gone(pid_t pid);
 /** The process group of @pid, -1 when unknown: a hook's descendants share their hook's group (its pid). */
-pid_t ao_proc_group_of(pid_t pid);
+pid_t proc_group_of(pid_t pid);
 
 /* --- launch-status.c: where spawners' children report a failed launch after the reply -------- */
 
@@ -364,11 +362,11 @@ struct launch_status {
         size_t n_free;
 };
 
-void ao_proc_launch_status_setup(struct launch_status *ls);
-void ao_proc_launch_status_done(struct launch_status *ls);
+void proc_launch_status_setup(struct launch_status *ls);
+void proc_launch_status_done(struct launch_status *ls);
 /** A cleared slot for a request; -1 when there is none to give. */
-int ao_proc_launch_status_take(struct launch_status *ls);
+int proc_launch_status_take(struct launch_status *ls);
 /** Whether the child of @slot reported a failed launch, and where: only once it is reaped. */
-bool ao_proc_launch_status_read(const struct launch_status *ls, int slot, struct ao_launch_failure *ret);
+bool proc_launch_status_read(const struct launch_status *ls, int slot, struct ao_launch_failure *ret);
 /** Give *@slot back and set it to -1: only once no child can write there (reaped, or never started). */
-void ao_proc_launch_status_release(struct launch_status *ls, int *slot);
+void proc_launch_status_release(struct launch_status *ls, int *slot);

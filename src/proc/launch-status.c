@@ -21,7 +21,7 @@
 
 #define STATUS_BYTES (SPAWNER_STATUS_SLOTS * sizeof(struct ao_launch_failure))
 
-void ao_proc_launch_status_setup(struct launch_status *ls)
+void proc_launch_status_setup(struct launch_status *ls)
 {
         /*
          * Sealed at its size: a spawner could otherwise shrink it under our mapping (SIGBUS here),
@@ -46,7 +46,7 @@ void ao_proc_launch_status_setup(struct launch_status *ls)
         ls->n_free = SPAWNER_STATUS_SLOTS;
 }
 
-void ao_proc_launch_status_done(struct launch_status *ls)
+void proc_launch_status_done(struct launch_status *ls)
 {
         if (ls->slots)
                 (void) munmap(ls->slots, STATUS_BYTES);
@@ -57,7 +57,7 @@ void ao_proc_launch_status_done(struct launch_status *ls)
         ls->n_free = 0;
 }
 
-int ao_proc_launch_status_take(struct launch_status *ls)
+int proc_launch_status_take(struct launch_status *ls)
 {
         if (!ls->slots || ls->n_free == 0)
                 return -1; /* the request names none: the spawner waits for the exec */
@@ -66,7 +66,7 @@ int ao_proc_launch_status_take(struct launch_status *ls)
         return slot;
 }
 
-bool ao_proc_launch_status_read(const struct launch_status *ls, int slot, struct ao_launch_failure *ret)
+bool proc_launch_status_read(const struct launch_status *ls, int slot, struct ao_launch_failure *ret)
 {
         if (slot < 0)
                 return false;
@@ -78,7 +78,7 @@ bool ao_proc_launch_status_read(const struct launch_status *ls, int slot, struct
         return true;
 }
 
-void ao_proc_launch_status_release(struct launch_status *ls, int *slot)
+void proc_launch_status_release(struct launch_status *ls, int *slot)
 {
         /* Only once no child of the run can write there any more: the caller knows. */
         if (*slot < 0)

@@ -106,7 +106,7 @@ static struct ao_proc_run *run_by_leader(struct ao_proc *p, pid_t pid)
 static struct ao_proc_run *run_of_caller(struct ao_proc *p, pid_t pid)
 {
         struct ao_proc_run *run = run_by_leader(p, pid);
-        return run ? run : run_by_leader(p, ao_proc_group_of(pid));
+        return run ? run : run_by_leader(p, proc_group_of(pid));
 }
 
 static void link_run(struct ao_proc *p, struct ao_proc_run *run)
@@ -128,7 +128,7 @@ static void drop_run(struct ao_proc *p, struct ao_proc_run *run)
         if (run->next)
                 run->next->prev = run->prev;
         p->n_runs--;
-        ao_proc_run_free(run);
+        proc_run_free(run);
 }
 
 /* --- spawner replies ----------------------------------------------------------- */
@@ -146,7 +146,7 @@ static bool reply_owed(const struct ao_proc *p, const struct spawner_entry *e, u
 static bool replies_outstanding(const struct ao_proc *p)
 {
         for (int i = 0; i < SPAWNERS_MAX; i++)
-                if (p->spawners[i] && ao_proc_spawner_owes_replies(&p->spawners[i]->client))
+                if (p->spawners[i] && proc_spawner_owes_replies(&p->spawners[i]->client))
                         return true;
         return false;
 }
@@ -155,8 +155,8 @@ static bool replies_outstanding(const struct ao_proc *p)
 static void read_all_replies(struct ao_proc *p)
 {
         for (int i = 0; i < SPAWNERS_MAX; i++)
-                if (p->spawners[i] && ao_proc_spawner_owes_replies(&p->spawners[i]->client))
-                        ao_proc_spawner_read_replies(&p->spawners[i]->client, SPAWNER_DRAIN_ANSWERED);
+                if (p->spawners[i] && proc_spawner_owes_replies(&p->spawners[i]->client))
+                        proc_spawner_read_replies(&p->spawners[i]->client, SPAWNER_DRAIN_ANSWERED);
 }
 
 /* The run of @e whose reply @id is, while it waits for it. */
@@ -169,7 +169,7 @@ static struct ao_proc_run *starting_run(struct spawner_entry *e, uint64_t id)
 /* @run has its reply (or never will): it no longer counts as starting. */
 static void stop_waiting(struct spawner_entry *e, struct ao_proc_run *run)
 {
-        ao_proc_spawner_settle(&e->client, run->needs_pid);
+        proc_spawner_settle(&e->client, run->needs_pid);
         run->needs_pid = false;
         run->spawner = NULL;
 }
@@ -182,9 +182,9 @@ static void on_reply(void *owner, const struct spawner_reply_msg *r)
                 return;
         stop_waiting(e, run);
         if (r->pid < 0) /* nothing was started that could write there */
-                ao_proc_launch_status_release(&e->proc->env.status, &run->status_slot);
+                proc_launch_status_release(&e->proc->env.status, &run->status_slot);
         /* Should it have to be watched, the reactor opens a pidfd from the pid: the child is ours, not reaped yet. */
-        ao_proc_run_launched(run, r->pid, -1, &r->failure);
+        proc_run_launched(run, r->pid, -1, &r->failure);
 }
 
 /* Only the pid, for killing: nothing is watched or reported (the launcher is going away). */
@@ -196,7 +196,7 @@ static void learn_pid(void *owner, const struct spawner_reply_msg *r)
                 return;
         stop_waiting(e, run);
         if (r->pid > 0)
-                ao_proc_run_adopt_pid(run, r->pid);
+                proc_run_adopt_pid(run, r->pid);
 }
 
 static bool settle_parked(struct spawner_entry *e);
@@ -205,7 +205,7 @@ static bool on_replies_read(void *owner)
 {
         struct spawner_entry *e = owner;
         bool waits = settle_parked(e);
-        ao_proc_reaper_kick(&e->proc->reaper);
+        proc_reaper_kick(&e->proc->reaper);
         return waits;
 }
 
@@ -213,8 +213,8 @@ static void spawner_entry_free(struct spawner_entry *e)
 {
         if (!e)
                 return;
-        ao_proc_notify_done(&e->listener);
-        ao_proc_spawner_done(&e->client);
+        proc_notify_done(&e->listener);
+        proc_spawner_done(&e->client);
         free(e);
 }
 
@@ -233,11 +233,11 @@ static void on_spawner_exit(void *owner)
                 next = run->next;
                 if (run->state == RUN_STARTING && run->spawner == e) {
                         stop_waiting(e, run);
-                        ao_proc_run_launched(run, -EPIPE, -1, NULL);
+                        proc_run_launched(run, -EPIPE, -1, NULL);
                 }
         }
         spawner_entry_free(e);
-        ao_proc_reaper_kick(&p->reaper);
+        proc_reaper_kick(&p->reaper);
 }
 
 static const struct spawner_ops spawner_ops = {
@@ -254,7 +254,7 @@ static void wait_for_pid(struct ao_proc_run *run)
         if (!e || run->state != RUN_STARTING || run->needs_pid)
                 return;
         run->needs_pid = true;
-        ao_proc_spawner_need_reply(&e->client);
+        proc_spawner_need_reply(&e->client);
 }
 
 static void read_pid_now(struct ao_proc_run *run)
@@ -264,7 +264,7 @@ static void read_pid_now(struct ao_proc_run *run)
         uint64_t id = run->id;
         if (!e)
                 return;
-        ao_proc_spawner_read_replies(&e->client, SPAWNER_DRAIN_ANSWERED);
+        proc_spawner_read_replies(&e->client, SPAWNER_DRAIN_ANSWERED);
         run = run_by_id(p, id); /* it may be gone: launched, reaped and reported */
         if (run && run->state == RUN_STARTING)
                 wait_for_pid(run);
@@ -272,7 +272,7 @@ static void read_pid_now(struct ao_proc_run *run)
 
 static bool run_tree_gone(struct ao_proc_run *run)
 {
-        return ao_proc_tree_gone(&launcher_of(run->env)->tree);
+        return proc_tree_gone(&launcher_of(run->env)->tree);
 }
 
 static void run_finished(struct ao_proc_run *run)
@@ -304,13 +304,13 @@ static enum reap_claim claim_exit(void *owner, pid_t pid)
 {
         struct ao_proc *p = owner;
         struct ao_proc_run *run = run_by_pid(p, pid);
-        enum reap_claim claim = run ? ao_proc_run_reap(run) : REAP_NOT_OURS;
+        enum reap_claim claim = run ? proc_run_reap(run) : REAP_NOT_OURS;
         if (claim != REAP_NOT_OURS)
                 return claim;
         struct spawner_entry *e = spawner_by_pid(p, pid);
         if (!e)
                 return REAP_NOT_OURS;
-        return ao_proc_spawner_reap(&e->client) > 0 ? REAP_REAPED : REAP_STUCK;
+        return proc_spawner_reap(&e->client) > 0 ? REAP_REAPED : REAP_STUCK;
 }
 
 static bool reaper_read_replies(void *owner, pid_t pid)
@@ -343,7 +343,7 @@ static bool reaper_hold(void *owner, pid_t pid)
                 return false;
         for (int i = 0; i < SPAWNERS_MAX; i++)
                 if (p->spawners[i])
-                        ao_proc_spawner_want_any(&p->spawners[i]->client);
+                        proc_spawner_want_any(&p->spawners[i]->client);
         return true;
 }
 
@@ -395,13 +395,13 @@ static bool settle_parked(struct spawner_entry *e)
                 struct parked_call c = e->parked[i];
                 struct ao_proc_run *run = run_of_caller(e->proc, c.call.pid);
                 if (run) {
-                        ao_proc_run_violation(run, c.call.pid, c.call.nr);
-                        ao_proc_notify_answer(&e->listener, c.call.id);
+                        proc_run_violation(run, c.call.pid, c.call.nr);
+                        proc_notify_answer(&e->listener, c.call.id);
                 } else if (reply_owed(e->proc, e, c.horizon)) {
                         e->parked[kept++] = c;
                 } else {
                         log_unknown_caller(e, &c.call);
-                        ao_proc_notify_answer(&e->listener, c.call.id);
+                        proc_notify_answer(&e->listener, c.call.id);
                 }
         }
         e->n_parked = kept;
@@ -415,11 +415,11 @@ static bool on_spawner_denied(void *owner, const struct denied_call *call)
         struct ao_proc *p = e->proc;
         struct ao_proc_run *run = run_of_caller(p, call->pid);
         if (run) {
-                ao_proc_run_violation(run, call->pid, call->nr);
+                proc_run_violation(run, call->pid, call->nr);
                 return true;
         }
         /* Most likely a hook that ran into the sandbox before its spawn reply was read: park it. */
-        if (ao_proc_spawner_owes_replies(&e->client) && e->n_parked < PARKED_MAX) {
+        if (proc_spawner_owes_replies(&e->client) && e->n_parked < PARKED_MAX) {
                 e->parked[e->n_parked++] = (struct parked_call){.call = *call, .horizon = p->next_id};
                 read_all_replies(p); /* reads this spawner's replies and settles what it can */
                 return false;
@@ -443,7 +443,7 @@ static void attach_spawner_listener(struct ao_proc *p, uint32_t serial, int list
                 (void) close(listener);
                 return;
         }
-        int k = ao_proc_notify_watch(&e->listener, p->env.reactor, listener, &spawner_notify_ops, e);
+        int k = proc_notify_watch(&e->listener, p->env.reactor, listener, &spawner_notify_ops, e);
         if (k < 0) {
                 /* Unanswered, a denied call would block its hook forever: stop this spawner instead. */
                 ao_log_errno(AO_LOG_ERROR, k,
@@ -464,7 +464,7 @@ static void on_listener(void *owner, uint64_t tag, int listener)
                 (void) close(listener);
                 return;
         }
-        ao_proc_run_supervise(run, listener);
+        proc_run_supervise(run, listener);
 }
 
 static const struct supervisor_ops supervisor_ops = {
@@ -480,7 +480,7 @@ static int spawner_start(struct ao_proc *p, uint32_t index, const struct ao_sand
         e->proc = p;
         e->index = index;
         e->listener.fd = -1;
-        int k = ao_proc_spawner_init(&e->client, &p->spawner_setup, profile, e, reterr);
+        int k = proc_spawner_init(&e->client, &p->spawner_setup, profile, e, reterr);
         if (k < 0) {
                 free(e);
                 return k;
@@ -541,7 +541,7 @@ static void start_first_spawner(struct ao_proc *p)
         const char *path = configured ? configured : found;
         if (path && access(path, X_OK) == 0) {
                 p->spawner_path = ao_xstrdup(path);
-                ao_proc_launch_status_setup(
+                proc_launch_status_setup(
                     &p->env.status); /* before the first spawner: it maps the memfd at start */
                 p->spawner_setup.path = p->spawner_path;
                 p->spawner_setup.status_fd = p->env.status.fd;
@@ -600,7 +600,7 @@ static void launch_in_process(struct ao_proc *p, struct ao_proc_run *run, const 
         struct ao_launch_failure failure;
         int pidfd = -1;
         pid_t pid = ao_launch_clone(&l, false, p->direct_stack, DIRECT_STACK_SIZE, &pidfd, &failure);
-        ao_proc_run_launched(run, pid, pidfd, &failure);
+        proc_run_launched(run, pid, pidfd, &failure);
 }
 
 /* Through the profile's spawner, or in process when there is none. */
@@ -611,12 +611,12 @@ static int launch(struct ao_proc *p, struct ao_proc_run *run, const struct ao_pr
                 launch_in_process(p, run, spec);
                 return 0;
         }
-        run->status_slot = ao_proc_launch_status_take(&p->env.status);
-        int k = ao_proc_spawner_request(&e->client, run->id, run->status_slot, run->path, spec->argv,
-                                        spec->envp, spec->cwd, run->out[AO_PROC_STDOUT].write_fd,
-                                        run->out[AO_PROC_STDERR].write_fd);
+        run->status_slot = proc_launch_status_take(&p->env.status);
+        int k = proc_spawner_request(&e->client, run->id, run->status_slot, run->path, spec->argv, spec->envp,
+                                     spec->cwd, run->out[AO_PROC_STDOUT].write_fd,
+                                     run->out[AO_PROC_STDERR].write_fd);
         if (k < 0) {
-                ao_proc_launch_status_release(&p->env.status, &run->status_slot);
+                proc_launch_status_release(&p->env.status, &run->status_slot);
                 return k;
         }
         run->spawner = e;
@@ -631,9 +631,9 @@ int ao_proc_spawn(struct ao_proc *p, const struct ao_proc_spec *spec, struct ao_
         if (p->refusing)
                 return ao_error_set(reterr, -ESHUTDOWN, "proc: shutting down, not starting '%s'", spec->path);
 
-        struct ao_proc_run *run = ao_proc_run_new(&p->env, spec, ++p->next_id);
+        struct ao_proc_run *run = proc_run_new(&p->env, spec, ++p->next_id);
         link_run(p, run);
-        int k = ao_proc_run_prepare(run, spec->stdout_fd);
+        int k = proc_run_prepare(run, spec->stdout_fd);
         if (k < 0) {
                 drop_run(p, run);
                 return ao_error_set(reterr, k, "proc: cannot set up output pipes for '%s': %s", spec->path,
@@ -671,11 +671,11 @@ static void set_options(struct ao_proc *p, const struct ao_proc_options *options
 /* Seccomp listeners, then (as subreaper) SIGCHLD: before any child is started. */
 static int start_supervision(struct ao_proc *p)
 {
-        int k = ao_proc_supervisor_init(&p->supervisor, p->env.reactor, &supervisor_ops, p);
+        int k = proc_supervisor_init(&p->supervisor, p->env.reactor, &supervisor_ops, p);
         if (k < 0 || !p->env.options.subreaper)
                 return k;
-        k = ao_proc_reaper_init(&p->reaper, p->env.reactor, &reaper_ops, p);
-        p->env.subreaper = ao_proc_reaper_active(&p->reaper); /* SIGCHLD tells of every exit */
+        k = proc_reaper_init(&p->reaper, p->env.reactor, &reaper_ops, p);
+        p->env.subreaper = proc_reaper_active(&p->reaper); /* SIGCHLD tells of every exit */
         return k;
 }
 
@@ -693,10 +693,10 @@ int ao_proc_new(struct ao_reactor *reactor, const struct ao_proc_options *option
         p->env.ops = &run_ops;
         set_options(p, options);
         p->env.status.fd = -1;
-        ao_proc_output_pool_init(&p->env.pool, reactor);
+        proc_output_pool_init(&p->env.pool, reactor);
         p->supervisor.rx = p->supervisor.tx = -1;
         /* Without the subreaper ao_proc_new() fails, so this is whether there will be one. */
-        ao_proc_tree_init(&p->tree, options->subreaper, &tree_ops, p);
+        proc_tree_init(&p->tree, options->subreaper, &tree_ops, p);
         p->direct_stack = ao_xmalloc(DIRECT_STACK_SIZE);
 
         int k = start_supervision(p);
@@ -722,9 +722,9 @@ struct ao_proc *ao_proc_free(struct ao_proc *p)
                 return NULL;
         for (int i = 0; i < SPAWNERS_MAX; i++)
                 if (p->spawners[i])
-                        ao_proc_spawner_drain(&p->spawners[i]->client, learn_pid, SPAWNER_DRAIN_ALL);
+                        proc_spawner_drain(&p->spawners[i]->client, learn_pid, SPAWNER_DRAIN_ALL);
         for (struct ao_proc_run *r = p->runs; r; r = r->next)
-                ao_proc_run_signal_group(r, SIGKILL);
+                proc_run_signal_group(r, SIGKILL);
         while (p->runs)
                 drop_run(p, p->runs);
         for (int i = 0; i < SPAWNERS_MAX; i++) {
@@ -732,11 +732,11 @@ struct ao_proc *ao_proc_free(struct ao_proc *p)
                 p->spawners[i] = NULL;
         }
         free(p->spawner_path);
-        ao_proc_output_pool_done(&p->env.pool);
-        ao_proc_tree_done(&p->tree);
-        ao_proc_reaper_done(&p->reaper);
-        ao_proc_supervisor_done(&p->supervisor);
-        ao_proc_launch_status_done(&p->env.status);
+        proc_output_pool_done(&p->env.pool);
+        proc_tree_done(&p->tree);
+        proc_reaper_done(&p->reaper);
+        proc_supervisor_done(&p->supervisor);
+        proc_launch_status_done(&p->env.status);
         free(p->direct_stack);
         free(p);
         return NULL;

@@ -87,7 +87,7 @@ static bool read_until_empty(struct proc_output *o)
  * The pipe ends here unless a process the hook left behind still holds it;
  * then the loop reads on (and the run lingers, see run.c).
  */
-bool ao_proc_output_reaped(struct proc_output *o, bool tree_gone)
+bool proc_output_reaped(struct proc_output *o, bool tree_gone)
 {
         /*
          * No process of the run's tree is left, so our write end is the only one: what the pipe
@@ -101,7 +101,7 @@ bool ao_proc_output_reaped(struct proc_output *o, bool tree_gone)
         return o->fd >= 0 && read_available(o, false);
 }
 
-/* A pipe from the pool for @o, as ao_proc_output_open() would make it; false when the pool is empty. */
+/* A pipe from the pool for @o, as proc_output_open() would make it; false when the pool is empty. */
 static bool pool_take(struct output_pool *pool, struct proc_output *o)
 {
         if (pool->n_pipes == 0)
@@ -134,14 +134,14 @@ static bool pool_put(struct output_pool *pool, struct proc_output *o)
         return true;
 }
 
-void ao_proc_output_pool_init(struct output_pool *pool, struct ao_reactor *reactor)
+void proc_output_pool_init(struct output_pool *pool, struct ao_reactor *reactor)
 {
         pool->reactor = reactor;
         pool->n_pipes = 0;
         pool->reused = 0;
 }
 
-void ao_proc_output_pool_done(struct output_pool *pool)
+void proc_output_pool_done(struct output_pool *pool)
 {
         while (pool->n_pipes > 0) {
                 struct pooled_pipe *pp = &pool->pipes[--pool->n_pipes];
@@ -150,14 +150,14 @@ void ao_proc_output_pool_done(struct output_pool *pool)
         }
 }
 
-void ao_proc_output_init(struct proc_output *o, struct output_pool *pool, enum ao_proc_stream stream,
-                         const struct output_ops *ops, void *owner)
+void proc_output_init(struct proc_output *o, struct output_pool *pool, enum ao_proc_stream stream,
+                      const struct output_ops *ops, void *owner)
 {
         *o = (struct proc_output){
             .pool = pool, .ops = ops, .owner = owner, .stream = stream, .fd = -1, .write_fd = -1};
 }
 
-int ao_proc_output_open(struct proc_output *o)
+int proc_output_open(struct proc_output *o)
 {
         if (pool_take(o->pool, o))
                 return 0;
@@ -175,13 +175,13 @@ int ao_proc_output_open(struct proc_output *o)
         return ao_reactor_add_io(o->pool->reactor, &o->source, o->fd, AO_IO_IN, on_readable, o);
 }
 
-int ao_proc_output_redirect(struct proc_output *o, int fd)
+int proc_output_redirect(struct proc_output *o, int fd)
 {
         o->write_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
         return o->write_fd < 0 ? ao_negative_errno() : 0;
 }
 
-void ao_proc_output_close(struct proc_output *o)
+void proc_output_close(struct proc_output *o)
 {
         (void) pool_put(o->pool, o);
         /* The read end was never handed to anyone: closing it is all epoll needs. */

@@ -65,8 +65,7 @@ static int on_retry(struct ao_source *s, void *userdata)
         return 0;
 }
 
-int ao_proc_reaper_init(struct reaper *r, struct ao_reactor *reactor, const struct reaper_ops *ops,
-                        void *owner)
+int proc_reaper_init(struct reaper *r, struct ao_reactor *reactor, const struct reaper_ops *ops, void *owner)
 {
         r->ops = ops;
         r->owner = owner;
@@ -80,13 +79,13 @@ int ao_proc_reaper_init(struct reaper *r, struct ao_reactor *reactor, const stru
         return ao_reactor_add_defer(reactor, &r->retry, on_retry, r);
 }
 
-void ao_proc_reaper_done(struct reaper *r)
+void proc_reaper_done(struct reaper *r)
 {
         r->sigchld = ao_source_free(r->sigchld);
         r->retry = ao_source_free(r->retry);
 }
 
-void ao_proc_reaper_kick(struct reaper *r)
+void proc_reaper_kick(struct reaper *r)
 {
         /* Only a pass that left a child for later needs another: most replies find nothing to do. */
         if (r->retry && r->deferred) {

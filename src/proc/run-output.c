@@ -13,9 +13,9 @@
 void ao_proc_log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
 {
         if (run->env->options.join_json_lines &&
-            ao_proc_join_json_line(&run->lines[stream].join, &run->log_context, stream, line, len))
+            proc_join_json_line(&run->lines[stream].join, &run->log_context, stream, line, len))
                 return;
-        ao_proc_log_line_now(&run->log_context, stream, line, len);
+        proc_log_line_now(&run->log_context, stream, line, len);
 }
 
 static void emit(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len,
@@ -68,7 +68,7 @@ static void line_append(struct run_lines *l, const char *data, size_t n)
 }
 
 /* Split a chunk into lines, carrying a partial line over to the next chunk. */
-void ao_proc_run_output_feed(struct ao_proc_run *run, enum ao_proc_stream stream, const char *data, size_t n)
+void proc_run_output_feed(struct ao_proc_run *run, enum ao_proc_stream stream, const char *data, size_t n)
 {
         struct run_lines *l = &run->lines[stream];
         size_t line_max = run->env->options.line_max;
@@ -98,20 +98,20 @@ void ao_proc_run_output_feed(struct ao_proc_run *run, enum ao_proc_stream stream
 }
 
 /* EOF (or a broken pipe): flush a last line without newline, then done with this stream. */
-void ao_proc_run_output_end(struct ao_proc_run *run, enum ao_proc_stream stream)
+void proc_run_output_end(struct ao_proc_run *run, enum ao_proc_stream stream)
 {
         struct run_lines *l = &run->lines[stream];
         if (l->len > 0 && !l->discarding)
                 emit(run, stream, l->line, l->len, false);
         l->len = 0;
-        ao_proc_run_output_close(run, stream);
+        proc_run_output_close(run, stream);
 }
 
-void ao_proc_run_output_close(struct ao_proc_run *run, enum ao_proc_stream stream)
+void proc_run_output_close(struct ao_proc_run *run, enum ao_proc_stream stream)
 {
         struct run_lines *l = &run->lines[stream];
-        ao_proc_join_flush(&l->join, &run->log_context, stream);
-        ao_proc_output_close(&run->out[stream]);
+        proc_join_flush(&l->join, &run->log_context, stream);
+        proc_output_close(&run->out[stream]);
         free(l->line);
         l->line = NULL;
         l->len = l->cap = 0;

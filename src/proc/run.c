@@ -40,7 +40,7 @@
  * the group id. Signalled only while the run is open; once the leader is
  * reaped and the output closed, the number may be reused.
  */
-void ao_proc_run_signal_group(struct ao_proc_run *run, int sig)
+void proc_run_signal_group(struct ao_proc_run *run, int sig)
 {
         if (run->pid <= 0)
                 return;
@@ -65,14 +65,14 @@ void ao_proc_run_kill(struct ao_proc_run *run)
         run->kill_sent = true;
         if (run->state == RUN_STARTING)
                 run->env->ops->wait_for_pid(run); /* killed once its pid is known */
-        ao_proc_run_signal_group(run, SIGKILL);
+        proc_run_signal_group(run, SIGKILL);
 }
 
 /* --- finishing --------------------------------------------------------------- */
 
 static bool output_open(const struct ao_proc_run *run)
 {
-        return ao_proc_output_is_open(&run->out[0]) || ao_proc_output_is_open(&run->out[1]);
+        return proc_output_is_open(&run->out[0]) || proc_output_is_open(&run->out[1]);
 }
 
 /* Report, then the launcher frees the run: nothing may touch it after this. */
@@ -110,13 +110,13 @@ static void on_output_data(void *owner, enum ao_proc_stream stream, const char *
 {
         struct ao_proc_run *run = owner;
         run->result.output_bytes[stream] += (uint64_t) n;
-        ao_proc_run_output_feed(run, stream, data, n);
+        proc_run_output_feed(run, stream, data, n);
 }
 
 static void on_output_eof(void *owner, enum ao_proc_stream stream)
 {
         struct ao_proc_run *run = owner;
-        ao_proc_run_output_end(run, stream);
+        proc_run_output_end(run, stream);
         output_ended(run);
 }
 
@@ -149,11 +149,11 @@ static void time_out(struct ao_proc_run *run)
                        "proc: pid %d timed out after %.1f s, sending SIGTERM to its process group",
                        (int) run->pid, (double) run->timeout_usec / AO_USEC_PER_SEC);
                 ao_log_context_swap(prev);
-                ao_proc_run_signal_group(run, SIGTERM);
+                proc_run_signal_group(run, SIGTERM);
                 arm_timer(run, run->env->options.kill_grace_usec);
         } else if (!run->kill_sent) {
                 run->kill_sent = true;
-                ao_proc_run_signal_group(run, SIGKILL);
+                proc_run_signal_group(run, SIGKILL);
         }
 }
 
@@ -163,7 +163,7 @@ static void stop_lingering(struct ao_proc_run *run)
         ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"hook", run->log_context.hook}),
                     "proc: pid %d exited but its output is still open; closing it", (int) run->pid);
         for (int i = 0; i < 2; i++)
-                ao_proc_run_output_close(run, (enum ao_proc_stream) i);
+                proc_run_output_close(run, (enum ao_proc_stream) i);
         maybe_finish(run);
 }
 
@@ -210,11 +210,11 @@ static void collect_launch_status(struct ao_proc_run *run)
 {
         struct launch_status *ls = &run->env->status;
         struct ao_launch_failure f;
-        if (ao_proc_launch_status_read(ls, run->status_slot, &f)) {
+        if (proc_launch_status_read(ls, run->status_slot, &f)) {
                 run->result.launch_error = f.error;
                 run->result.launch_stage = ao_launch_stage_name(f.stage);
         }
-        ao_proc_launch_status_release(ls, &run->status_slot);
+        proc_launch_status_release(ls, &run->status_slot);
 }
 
 /* The leader is gone: record how; the run finishes once its output is drained too (may free it). */
@@ -224,12 +224,12 @@ static void run_exited(struct ao_proc_run *run, const siginfo_t *si, const struc
         collect_launch_status(run);
         run->state = RUN_EXITED;
         if (si->si_signo != 0) {
-                run->result.group_gone = ao_proc_group_gone(run->pid);
+                run->result.group_gone = proc_group_gone(run->pid);
                 run->result.tree_gone = run->result.group_gone && run->env->ops->tree_gone(run);
         }
         for (int i = 0; i < 2; i++)
-                if (ao_proc_output_reaped(&run->out[i], run->result.tree_gone))
-                        ao_proc_run_output_end(run, (enum ao_proc_stream) i);
+                if (proc_output_reaped(&run->out[i], run->result.tree_gone))
+                        proc_run_output_end(run, (enum ao_proc_stream) i);
         if (output_open(run))
                 arm_timer(run, OUTPUT_LINGER_USEC);
         maybe_finish(run);
@@ -241,7 +241,7 @@ static int on_child_exit(struct ao_source *s, const siginfo_t *si, const struct 
         return 0;
 }
 
-enum reap_claim ao_proc_run_reap(struct ao_proc_run *run)
+enum reap_claim proc_run_reap(struct ao_proc_run *run)
 {
         if (!run->child)
                 return REAP_NOT_OURS;
@@ -273,7 +273,7 @@ static void fail_launch(struct ao_proc_run *run, int error, const char *stage)
         run->result.exit_code = 127;
         run->state = RUN_EXITED;
         for (int i = 0; i < 2; i++)
-                ao_proc_run_output_close(run, (enum ao_proc_stream) i);
+                proc_run_output_close(run, (enum ao_proc_stream) i);
         maybe_finish(run);
 }
 
@@ -288,13 +288,12 @@ static bool watch_child(struct ao_proc_run *run, pid_t pid, int pidfd)
         /* Cannot watch it: kill it; the subreaper collects it. */
         (void) ao_safe_close(pidfd);
         ao_log_errno(AO_LOG_ERROR, k, "proc: watching pid %d failed, killing it", (int) pid);
-        ao_proc_run_signal_group(run, SIGKILL);
+        proc_run_signal_group(run, SIGKILL);
         fail_launch(run, -k, "watching the child");
         return false;
 }
 
-void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
-                          const struct ao_launch_failure *failure)
+void proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd, const struct ao_launch_failure *failure)
 {
         if (pid < 0) {
                 fail_launch(run, -pid, "spawn"); /* nothing was started */
@@ -315,12 +314,12 @@ void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
         if (!watch_child(run, pid, pidfd))
                 return;
         if (run->kill_sent) /* killed while starting */
-                ao_proc_run_signal_group(run, SIGKILL);
+                proc_run_signal_group(run, SIGKILL);
         else if (run->timeout_due)
                 time_out(run);
 }
 
-void ao_proc_run_adopt_pid(struct ao_proc_run *run, pid_t pid)
+void proc_run_adopt_pid(struct ao_proc_run *run, pid_t pid)
 {
         run->pid = pid;
         run->state = RUN_RUNNING;
@@ -353,7 +352,7 @@ static void log_violation(struct ao_proc_run *run, pid_t pid, int nr)
         ao_log_context_swap(prev);
 }
 
-void ao_proc_run_violation(struct ao_proc_run *run, pid_t pid, int nr)
+void proc_run_violation(struct ao_proc_run *run, pid_t pid, int nr)
 {
         /* Already being killed for an earlier violation: the caller is just released. */
         if (run->result.killed)
@@ -366,14 +365,14 @@ void ao_proc_run_violation(struct ao_proc_run *run, pid_t pid, int nr)
 
 static bool on_denied(void *owner, const struct denied_call *call)
 {
-        ao_proc_run_violation(owner, call->pid, call->nr);
+        proc_run_violation(owner, call->pid, call->nr);
         return true;
 }
 
 static void on_listener_hangup(void *owner)
 {
         struct ao_proc_run *run = owner;
-        ao_proc_notify_done(&run->listener);
+        proc_notify_done(&run->listener);
 }
 
 static const struct notify_ops notify_ops = {
@@ -381,19 +380,19 @@ static const struct notify_ops notify_ops = {
     .on_hangup = on_listener_hangup,
 };
 
-void ao_proc_run_supervise(struct ao_proc_run *run, int listener)
+void proc_run_supervise(struct ao_proc_run *run, int listener)
 {
         if (run->listener.fd >= 0) {
                 (void) close(listener);
                 return;
         }
-        int k = ao_proc_notify_watch(&run->listener, run->env->reactor, listener, &notify_ops, run);
+        int k = proc_notify_watch(&run->listener, run->env->reactor, listener, &notify_ops, run);
         if (k < 0) {
                 /* Without supervision a denied call would block forever: do not let the hook run. */
                 ao_log_errno(AO_LOG_ERROR, k,
                              "proc: cannot watch the seccomp listener of run %llu, killing it",
                              (unsigned long long) run->id);
-                ao_proc_notify_done(&run->listener);
+                proc_notify_done(&run->listener);
                 ao_proc_run_kill(run);
         }
 }
@@ -412,7 +411,7 @@ static void copy_context(struct ao_proc_run *run, const struct ao_log_context *c
         };
 }
 
-struct ao_proc_run *ao_proc_run_new(struct run_env *env, const struct ao_proc_spec *spec, uint64_t id)
+struct ao_proc_run *proc_run_new(struct run_env *env, const struct ao_proc_spec *spec, uint64_t id)
 {
         struct ao_proc_run *run = ao_xcalloc(1, sizeof(*run));
         run->env = env;
@@ -421,7 +420,7 @@ struct ao_proc_run *ao_proc_run_new(struct run_env *env, const struct ao_proc_sp
         run->listener.fd = -1;
         run->status_slot = -1;
         for (int i = 0; i < 2; i++)
-                ao_proc_output_init(&run->out[i], &env->pool, (enum ao_proc_stream) i, &output_ops, run);
+                proc_output_init(&run->out[i], &env->pool, (enum ao_proc_stream) i, &output_ops, run);
         run->profile = spec->profile;
         run->timeout_usec = spec->timeout_usec;
         run->path = ao_xstrdup(spec->path);
@@ -433,14 +432,14 @@ struct ao_proc_run *ao_proc_run_new(struct run_env *env, const struct ao_proc_sp
         return run;
 }
 
-int ao_proc_run_prepare(struct ao_proc_run *run, int stdout_fd)
+int proc_run_prepare(struct ao_proc_run *run, int stdout_fd)
 {
         int k = 0;
         for (int i = 0; i < 2 && k >= 0; i++)
                 if (i == AO_PROC_STDOUT && stdout_fd > 2)
-                        k = ao_proc_output_redirect(&run->out[i], stdout_fd);
+                        k = proc_output_redirect(&run->out[i], stdout_fd);
                 else
-                        k = ao_proc_output_open(&run->out[i]);
+                        k = proc_output_open(&run->out[i]);
         if (k < 0)
                 return k;
         /* From the request on: a spawner slow to answer does not stretch the timeout. */
@@ -449,11 +448,11 @@ int ao_proc_run_prepare(struct ao_proc_run *run, int stdout_fd)
         return 0;
 }
 
-void ao_proc_run_free(struct ao_proc_run *run)
+void proc_run_free(struct ao_proc_run *run)
 {
         for (int i = 0; i < 2; i++)
-                ao_proc_run_output_close(run, (enum ao_proc_stream) i);
-        ao_proc_notify_done(&run->listener);
+                proc_run_output_close(run, (enum ao_proc_stream) i);
+        proc_notify_done(&run->listener);
         ao_source_free(run->child);
         ao_source_free(run->timer);
         free(run->path);

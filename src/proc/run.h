@@ -21,7 +21,7 @@ struct run_ops {
         void (*read_pid_now)(struct ao_proc_run *run);
         /** @run's leader is reaped and its group is gone: whether none of its tree is left anywhere. */
         bool (*tree_gone)(struct ao_proc_run *run);
-        /** @run has been reported: the launcher forgets it and frees it (ao_proc_run_free()). */
+        /** @run has been reported: the launcher forgets it and frees it (proc_run_free()). */
         void (*finished)(struct ao_proc_run *run);
 };
 
@@ -97,33 +97,33 @@ struct ao_proc_run {
 
 /* run.c */
 /** A run of @spec, STARTING, numbered @id; the caller links it into its list. */
-struct ao_proc_run *ao_proc_run_new(struct run_env *env, const struct ao_proc_spec *spec, uint64_t id);
+struct ao_proc_run *proc_run_new(struct run_env *env, const struct ao_proc_spec *spec, uint64_t id);
 /** Its output pipes (stdout into @stdout_fd when > 2), then its timeout, counted from now. */
-int ao_proc_run_prepare(struct ao_proc_run *run, int stdout_fd);
+int proc_run_prepare(struct ao_proc_run *run, int stdout_fd);
 /** Release what the run holds (it must be unlinked); no report. */
-void ao_proc_run_free(struct ao_proc_run *run);
+void proc_run_free(struct ao_proc_run *run);
 /**
  * A launch finished (in-process or via the spawner): track the child or
  * report the failure. A child whose output has ended is reaped at once if it
  * has exited, which may report the run and free it before this returns.
  */
-void ao_proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
-                          const struct ao_launch_failure *failure);
+void proc_run_launched(struct ao_proc_run *run, pid_t pid, int pidfd,
+                       const struct ao_launch_failure *failure);
 /** Only the pid, for killing: nothing is watched or reported (the launcher is going away). */
-void ao_proc_run_adopt_pid(struct ao_proc_run *run, pid_t pid);
+void proc_run_adopt_pid(struct ao_proc_run *run, pid_t pid);
 /** @run's child was seen exiting: reap it through its source, which reports (and may free the run). */
-enum reap_claim ao_proc_run_reap(struct ao_proc_run *run);
+enum reap_claim proc_run_reap(struct ao_proc_run *run);
 /** Signal the run's process group (or the child, before it made one). */
-void ao_proc_run_signal_group(struct ao_proc_run *run, int sig);
+void proc_run_signal_group(struct ao_proc_run *run, int sig);
 /** A call by @pid of the run's tree was denied: kill first if the profile says so, then log it. */
-void ao_proc_run_violation(struct ao_proc_run *run, pid_t pid, int nr);
+void proc_run_violation(struct ao_proc_run *run, pid_t pid, int nr);
 /** The run's child sent its own filter's listener (in-process launches): watch it, or kill the run. */
-void ao_proc_run_supervise(struct ao_proc_run *run, int listener);
+void proc_run_supervise(struct ao_proc_run *run, int listener);
 
 /* run-output.c */
 /** A chunk of a stream: split into lines, each capped and logged (or given to on_line). */
-void ao_proc_run_output_feed(struct ao_proc_run *run, enum ao_proc_stream stream, const char *data, size_t n);
+void proc_run_output_feed(struct ao_proc_run *run, enum ao_proc_stream stream, const char *data, size_t n);
 /** The stream ended: its last line and any pending joined JSON are logged, the stream closed. */
-void ao_proc_run_output_end(struct ao_proc_run *run, enum ao_proc_stream stream);
+void proc_run_output_end(struct ao_proc_run *run, enum ao_proc_stream stream);
 /** Close the stream without its last line: pending joined JSON is logged, the pipe closed or pooled. */
-void ao_proc_run_output_close(struct ao_proc_run *run, enum ao_proc_stream stream);
+void proc_run_output_close(struct ao_proc_run *run, enum ao_proc_stream stream);

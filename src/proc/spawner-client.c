@@ -154,9 +154,8 @@ static int send_profile(struct spawner *s)
         return enqueue(s, (char *) m, len, NULL, 0);
 }
 
-int ao_proc_spawner_request(struct spawner *s, uint64_t id, int status_slot, const char *path,
-                            char *const *argv, char *const *envp, const char *cwd, int stdout_fd,
-                            int stderr_fd)
+int proc_spawner_request(struct spawner *s, uint64_t id, int status_slot, const char *path, char *const *argv,
+                         char *const *envp, const char *cwd, int stdout_fd, int stderr_fd)
 {
         struct ao_strbuf strings = {0};
         ao_strbuf_append_n(&strings, path, strlen(path) + 1);
@@ -192,14 +191,14 @@ int ao_proc_spawner_request(struct spawner *s, uint64_t id, int status_slot, con
 
 /* --- replies --------------------------------------------------------------- */
 
-void ao_proc_spawner_settle(struct spawner *s, bool needed)
+void proc_spawner_settle(struct spawner *s, bool needed)
 {
         s->n_starting--;
         if (needed)
                 s->n_needing--;
 }
 
-void ao_proc_spawner_drain(struct spawner *s, spawner_reply_handler *handle, enum spawner_drain until)
+void proc_spawner_drain(struct spawner *s, spawner_reply_handler *handle, enum spawner_drain until)
 {
         while (until == SPAWNER_DRAIN_ALL || s->n_starting > 0) {
                 struct spawner_reply_msg r;
@@ -221,20 +220,20 @@ void ao_proc_spawner_drain(struct spawner *s, spawner_reply_handler *handle, enu
  * Whoever waited for "any reply" (an unknown pid) looks again once replies
  * are read, and says whether it still has to wait.
  */
-void ao_proc_spawner_read_replies(struct spawner *s, enum spawner_drain until)
+void proc_spawner_read_replies(struct spawner *s, enum spawner_drain until)
 {
-        ao_proc_spawner_drain(s, s->ops->on_reply, until);
+        proc_spawner_drain(s, s->ops->on_reply, until);
         s->wants_any = s->ops->on_replies_read(s->owner);
         update_watch(s);
 }
 
-void ao_proc_spawner_need_reply(struct spawner *s)
+void proc_spawner_need_reply(struct spawner *s)
 {
         s->n_needing++;
         update_watch(s);
 }
 
-void ao_proc_spawner_want_any(struct spawner *s)
+void proc_spawner_want_any(struct spawner *s)
 {
         if (s->n_starting > 0 && !s->wants_any) {
                 s->wants_any = true;
@@ -246,7 +245,7 @@ static int on_socket(struct ao_source *src, int fd, uint32_t revents, void *user
 {
         struct spawner *s = userdata;
         if (revents & AO_IO_IN)
-                ao_proc_spawner_read_replies(s, SPAWNER_DRAIN_ALL);
+                proc_spawner_read_replies(s, SPAWNER_DRAIN_ALL);
         if (revents & AO_IO_OUT)
                 (void) flush_queue(s);
         return 0;
@@ -266,7 +265,7 @@ static int on_spawner_exit(struct ao_source *src, const siginfo_t *si, const str
                s->profile ? s->profile->name : "none", (int) s->pid,
                si->si_code == CLD_EXITED ? "status" : "signal", si->si_status);
         /* Replies it sent before dying still count: those children exist and are ours. */
-        ao_proc_spawner_drain(s, s->ops->on_reply, SPAWNER_DRAIN_ALL);
+        proc_spawner_drain(s, s->ops->on_reply, SPAWNER_DRAIN_ALL);
         s->ops->on_exit(s->owner); /* frees @s */
         return 0;
 }
@@ -316,8 +315,8 @@ static int start_process(struct spawner_setup *setup, int sock, pid_t *ret_pid, 
         return 0;
 }
 
-int ao_proc_spawner_init(struct spawner *s, struct spawner_setup *setup,
-                         const struct ao_sandbox_profile *profile, void *owner, struct ao_error *reterr)
+int proc_spawner_init(struct spawner *s, struct spawner_setup *setup,
+                      const struct ao_sandbox_profile *profile, void *owner, struct ao_error *reterr)
 {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -344,7 +343,7 @@ int ao_proc_spawner_init(struct spawner *s, struct spawner_setup *setup,
             ao_reactor_add_child(setup->reactor, &s->child, pid, -1, 0, on_spawner_exit, s) < 0 ||
             (profile && send_profile(s) < 0)) {
                 (void) kill(pid, SIGKILL);
-                ao_proc_spawner_done(s);
+                proc_spawner_done(s);
                 return ao_error_set(reterr, -EIO, "setting up the spawner failed");
         }
         ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"path", setup->path}),
@@ -353,7 +352,7 @@ int ao_proc_spawner_init(struct spawner *s, struct spawner_setup *setup,
         return 0;
 }
 
-void ao_proc_spawner_done(struct spawner *s)
+void proc_spawner_done(struct spawner *s)
 {
         while (s->queue_head) {
                 struct outgoing *o = s->queue_head;
@@ -366,7 +365,7 @@ void ao_proc_spawner_done(struct spawner *s)
         s->child = ao_source_free(s->child);
 }
 
-int ao_proc_spawner_reap(struct spawner *s)
+int proc_spawner_reap(struct spawner *s)
 {
         return s->child ? ao_source_child_reap(s->child) : 0;
 }

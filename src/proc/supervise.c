@@ -57,7 +57,7 @@ static int answer(int listener, uint64_t id, int error)
         return 0;
 }
 
-void ao_proc_notify_answer(struct notify_listener *l, uint64_t id)
+void proc_notify_answer(struct notify_listener *l, uint64_t id)
 {
         (void) answer(l->fd, id, EPERM);
 }
@@ -81,8 +81,8 @@ static int on_notification(struct ao_source *s, int fd, uint32_t revents, void *
         return 0;
 }
 
-int ao_proc_notify_watch(struct notify_listener *l, struct ao_reactor *reactor, int fd,
-                         const struct notify_ops *ops, void *owner)
+int proc_notify_watch(struct notify_listener *l, struct ao_reactor *reactor, int fd,
+                      const struct notify_ops *ops, void *owner)
 {
         l->fd = fd;
         l->ops = ops;
@@ -90,7 +90,7 @@ int ao_proc_notify_watch(struct notify_listener *l, struct ao_reactor *reactor, 
         return ao_reactor_add_io(reactor, &l->source, fd, AO_IO_IN, on_notification, l);
 }
 
-void ao_proc_notify_done(struct notify_listener *l)
+void proc_notify_done(struct notify_listener *l)
 {
         l->source = ao_source_free(l->source);
         l->fd = ao_safe_close(l->fd);
@@ -120,8 +120,8 @@ static int on_listener_message(struct ao_source *s, int fd, uint32_t revents, vo
         }
 }
 
-int ao_proc_supervisor_init(struct supervisor *sv, struct ao_reactor *reactor,
-                            const struct supervisor_ops *ops, void *owner)
+int proc_supervisor_init(struct supervisor *sv, struct ao_reactor *reactor, const struct supervisor_ops *ops,
+                         void *owner)
 {
         sv->ops = ops;
         sv->owner = owner;
@@ -140,7 +140,7 @@ int ao_proc_supervisor_init(struct supervisor *sv, struct ao_reactor *reactor,
         return ao_reactor_add_io(reactor, &sv->rx_source, sv->rx, AO_IO_IN, on_listener_message, sv);
 }
 
-void ao_proc_supervisor_done(struct supervisor *sv)
+void proc_supervisor_done(struct supervisor *sv)
 {
         sv->rx_source = ao_source_free(sv->rx_source);
         sv->rx = ao_safe_close(sv->rx);

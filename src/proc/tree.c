@@ -32,12 +32,12 @@
 
 #define CHILDREN_TEXT_MAX 4096
 
-bool ao_proc_group_gone(pid_t pid)
+bool proc_group_gone(pid_t pid)
 {
         return pid > 0 && kill(-pid, 0) < 0 && errno == ESRCH;
 }
 
-pid_t ao_proc_group_of(pid_t pid)
+pid_t proc_group_of(pid_t pid)
 {
         char path[64], buf[512];
         (void) snprintf(path, sizeof(path), "/proc/%d/stat", (int) pid);
@@ -56,7 +56,7 @@ pid_t ao_proc_group_of(pid_t pid)
         return pgrp;
 }
 
-void ao_proc_tree_init(struct tree *t, bool subreaper, const struct tree_ops *ops, void *owner)
+void proc_tree_init(struct tree *t, bool subreaper, const struct tree_ops *ops, void *owner)
 {
         *t = (struct tree){.ops = ops, .owner = owner, .subreaper = subreaper, .children_fd = -1};
 }
@@ -91,7 +91,7 @@ static bool children_known(struct tree *t)
         return true;
 }
 
-bool ao_proc_tree_gone(struct tree *t)
+bool proc_tree_gone(struct tree *t)
 {
         if (!t->subreaper)
                 return false;
@@ -103,7 +103,7 @@ bool ao_proc_tree_gone(struct tree *t)
         return children_known(t);
 }
 
-void ao_proc_tree_done(struct tree *t)
+void proc_tree_done(struct tree *t)
 {
         if (t->children_fd >= 0)
                 (void) close(t->children_fd);

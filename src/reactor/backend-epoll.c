@@ -104,7 +104,7 @@ static int epoll_wait_events(struct ao_reactor *r, uint64_t timeout_usec, struct
         return n;
 }
 
-const struct backend_ops ao_reactor_epoll_ops = {
+const struct backend_ops reactor_epoll_ops = {
     .name = "epoll",
     .init = epoll_init,
     .done = epoll_done,

@@ -201,7 +201,7 @@ static void defer_rearm(struct uring_backend *b, uint64_t token)
 static void rearm_live(struct ao_reactor *r, struct uring_backend *b)
 {
         for (size_t i = 0; i < b->n_rearm; i++) {
-                struct reactor_slot *slot = ao_reactor_slot_from_token(r, b->rearm[i]);
+                struct reactor_slot *slot = reactor_slot_from_token(r, b->rearm[i]);
                 if (slot)
                         (void) arm_poll(b, slot->fd, slot->events, b->rearm[i]);
         }
@@ -246,7 +246,7 @@ static int uring_wait(struct ao_reactor *r, uint64_t timeout_usec, struct backen
         return (int) n;
 }
 
-const struct backend_ops ao_reactor_uring_ops = {
+const struct backend_ops reactor_uring_ops = {
     .name = "io_uring",
     .init = uring_init,
     .done = uring_done,

@@ -49,7 +49,7 @@ static void sift_down(struct ao_reactor *r, size_t i)
         place(r, i, s);
 }
 
-void ao_reactor_heap_push(struct ao_reactor *r, struct ao_source *s)
+void reactor_heap_push(struct ao_reactor *r, struct ao_source *s)
 {
         if (r->heap_len == r->heap_cap) {
                 r->heap_cap = r->heap_cap ? r->heap_cap * 2 : 64;
@@ -59,7 +59,7 @@ void ao_reactor_heap_push(struct ao_reactor *r, struct ao_source *s)
         sift_up(r, s->time.heap_index);
 }
 
-void ao_reactor_heap_remove(struct ao_reactor *r, struct ao_source *s)
+void reactor_heap_remove(struct ao_reactor *r, struct ao_source *s)
 {
         size_t i = s->time.heap_index;
         if (i == SIZE_MAX)
@@ -74,7 +74,7 @@ void ao_reactor_heap_remove(struct ao_reactor *r, struct ao_source *s)
         sift_down(r, last->time.heap_index);
 }
 
-struct ao_source *ao_reactor_heap_top(const struct ao_reactor *r)
+struct ao_source *reactor_heap_top(const struct ao_reactor *r)
 {
         return r->heap_len ? r->heap[0] : NULL;
 }

@@ -116,9 +116,9 @@ struct backend_ops {
         int (*wait)(struct ao_reactor *r, uint64_t timeout_usec, struct backend_event *events, size_t max);
 };
 
-extern const struct backend_ops ao_reactor_epoll_ops;
+extern const struct backend_ops reactor_epoll_ops;
 #if AO_HAVE_IO_URING
-extern const struct backend_ops ao_reactor_uring_ops;
+extern const struct backend_ops reactor_uring_ops;
 #endif
 
 #define REACTOR_EVENTS_MAX 256
@@ -171,4 +171,4 @@ static inline uint64_t reactor_token(uint32_t slot, uint32_t generation)
 }
 
 /* The slot a token names, or NULL when the token is stale. */
-struct reactor_slot *ao_reactor_slot_from_token(struct ao_reactor *r, uint64_t token);
+struct reactor_slot *reactor_slot_from_token(struct ao_reactor *r, uint64_t token);

@@ -66,7 +66,7 @@ static struct ao_source **pending_list(struct ao_reactor *r, struct ao_source *s
 
 /* --- kernel registration slots --------------------------------------------- */
 
-struct reactor_slot *ao_reactor_slot_from_token(struct ao_reactor *r, uint64_t token)
+struct reactor_slot *reactor_slot_from_token(struct ao_reactor *r, uint64_t token)
 {
         uint32_t index = (uint32_t) token;
         uint32_t generation = (uint32_t) (token >> 32);
@@ -163,7 +163,7 @@ static int source_rewatch(struct ao_source *s, uint32_t events)
 /* Point the timerfd at the earliest deadline, touching the kernel only when it moved. */
 static int timerfd_sync(struct ao_reactor *r)
 {
-        struct ao_source *top = ao_reactor_heap_top(r);
+        struct ao_source *top = reactor_heap_top(r);
         uint64_t want = top ? AO_MAX(top->time.usec, 1) : 0;
         if (want == r->timerfd_armed)
                 return 0;
@@ -182,7 +182,7 @@ static int timerfd_sync(struct ao_reactor *r)
 static void time_disarm(struct ao_source *s)
 {
         s->time.due = false;
-        ao_reactor_heap_remove(s->reactor, s);
+        reactor_heap_remove(s->reactor, s);
 }
 
 static void time_arm(struct ao_source *s)
@@ -190,7 +190,7 @@ static void time_arm(struct ao_source *s)
         struct ao_reactor *r = s->reactor;
         time_disarm(s);
         s->time.armed_iteration = r->iteration;
-        ao_reactor_heap_push(r, s);
+        reactor_heap_push(r, s);
 }
 
 /* --- signals --------------------------------------------------------------- */
@@ -647,7 +647,7 @@ static int init_backend(struct ao_reactor *r, enum ao_reactor_backend backend, s
 #if AO_HAVE_IO_URING
         if (backend != AO_REACTOR_BACKEND_EPOLL) {
                 struct ao_error uring_error = {0};
-                r->ops = &ao_reactor_uring_ops;
+                r->ops = &reactor_uring_ops;
                 r->backend = AO_REACTOR_BACKEND_IO_URING;
                 int k = r->ops->init(r, &uring_error);
                 if (k >= 0)
@@ -662,7 +662,7 @@ static int init_backend(struct ao_reactor *r, enum ao_reactor_backend backend, s
         if (backend == AO_REACTOR_BACKEND_AUTO)
                 r->fallback_reason = ao_xstrdup("this build has no io_uring backend");
 #endif
-        r->ops = &ao_reactor_epoll_ops;
+        r->ops = &reactor_epoll_ops;
         r->backend = AO_REACTOR_BACKEND_EPOLL;
         return r->ops->init(r, reterr);
 }
@@ -889,7 +889,7 @@ static size_t pop_due_timers(struct ao_reactor *r)
 {
         size_t n = 0;
         for (;;) {
-                struct ao_source *s = ao_reactor_heap_top(r);
+                struct ao_source *s = reactor_heap_top(r);
                 if (!s || s->time.usec > r->now || s->time.armed_iteration == r->iteration)
                         break;
                 time_disarm(s);
@@ -952,7 +952,7 @@ static int dispatch_plain_list(struct ao_reactor *r, struct ao_source *head)
 /* Returns false for a stale event, one whose registration was dropped after the kernel queued it. */
 static bool dispatch_event(struct ao_reactor *r, const struct backend_event *ev)
 {
-        struct reactor_slot *slot = ao_reactor_slot_from_token(r, ev->token);
+        struct reactor_slot *slot = reactor_slot_from_token(r, ev->token);
         if (!slot)
                 return false;
         struct ao_source *s = slot->source;
@@ -981,7 +981,7 @@ static bool dispatch_event(struct ao_reactor *r, const struct backend_event *ev)
 /* Timers due now are dispatched even when the timerfd has not reported yet. */
 static bool timers_due(const struct ao_reactor *r)
 {
-        struct ao_source *top = ao_reactor_heap_top(r);
+        struct ao_source *top = reactor_heap_top(r);
         return top && top->time.usec <= r->now && top->time.armed_iteration != r->iteration;
 }
 
@@ -1018,7 +1018,7 @@ int ao_reactor_run_once(struct ao_reactor *r, uint64_t timeout_usec)
 
         bool timers_seen = false;
         for (int i = 0; i < n; i++) {
-                struct reactor_slot *slot = ao_reactor_slot_from_token(r, r->events[i].token);
+                struct reactor_slot *slot = reactor_slot_from_token(r, r->events[i].token);
                 if (slot && slot->source->type == SOURCE_INTERNAL_TIMERFD)
                         timers_seen = true;
                 if (dispatch_event(r, &r->events[i]))

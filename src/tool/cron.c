@@ -146,7 +146,7 @@ static int print_times(const struct ao_cron *c, uint64_t from, unsigned count)
         return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
-int ao_tool_cron(int argc, char *const *args)
+int tool_cron(int argc, char *const *args)
 {
         const char *expr = NULL, *from_arg = NULL, *count_arg = NULL;
         for (int i = 0; i < argc; i++) {
@@ -157,10 +157,10 @@ int ao_tool_cron(int argc, char *const *args)
                 else if (!expr && strncmp(args[i], "--", 2) != 0)
                         expr = args[i];
                 else
-                        return ao_tool_usage("cron");
+                        return tool_usage("cron");
         }
         if (!expr)
-                return ao_tool_usage("cron");
+                return tool_usage("cron");
 
         uint64_t from = 0;
         unsigned count = COUNT_DEFAULT;
@@ -169,12 +169,12 @@ int ao_tool_cron(int argc, char *const *args)
                         "addon-operator tool cron: --from '%s' is not an RFC 3339 time after 1970 "
                         "(e.g. 2026-01-01T00:00:00Z)\n",
                         from_arg);
-                return ao_tool_usage("cron");
+                return tool_usage("cron");
         }
         if (count_arg && parse_count(count_arg, &count) < 0) {
                 fprintf(stderr, "addon-operator tool cron: --count '%s' is not a number from 1 to %d\n",
                         count_arg, COUNT_MAX);
-                return ao_tool_usage("cron");
+                return tool_usage("cron");
         }
         if (!from_arg)
                 from = now_usec();

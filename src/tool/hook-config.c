@@ -16,7 +16,7 @@
 #include "ao/hook-config.h"
 #include "internal.h"
 
-int ao_tool_hook_config(int argc, char *const *args)
+int tool_hook_config(int argc, char *const *args)
 {
         const char *path = NULL;
         bool module = false;
@@ -27,16 +27,16 @@ int ao_tool_hook_config(int argc, char *const *args)
                 else if (!path && (strcmp(args[i], "-") == 0 || strncmp(args[i], "--", 2) != 0))
                         path = args[i];
                 else
-                        return ao_tool_usage("hook-config");
+                        return tool_usage("hook-config");
         }
         if (!path)
-                return ao_tool_usage("hook-config");
+                return tool_usage("hook-config");
 
         struct ao_error err = {0};
         struct ao_hook_config cfg;
         char *text;
         size_t len;
-        if (ao_tool_read(path, AO_HOOK_CONFIG_MAX_INPUT, &text, &len, &err) < 0) {
+        if (tool_read(path, AO_HOOK_CONFIG_MAX_INPUT, &text, &len, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
         }
@@ -53,7 +53,7 @@ int ao_tool_hook_config(int argc, char *const *args)
                 fprintf(stderr, "addon-operator tool hook-config: out of memory\n");
                 return 1;
         }
-        int code = ao_tool_print_json(json);
+        int code = tool_print_json(json);
         cJSON_Delete(json);
         return code;
 }

@@ -12,7 +12,7 @@
 #include "ao/yaml.h"
 #include "internal.h"
 
-int ao_tool_read(const char *path, size_t max, char **ret, size_t *ret_len, struct ao_error *reterr)
+int tool_read(const char *path, size_t max, char **ret, size_t *ret_len, struct ao_error *reterr)
 {
         bool is_stdin = strcmp(path, "-") == 0;
         int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
@@ -52,11 +52,11 @@ int ao_tool_read(const char *path, size_t max, char **ret, size_t *ret_len, stru
         return 0;
 }
 
-int ao_tool_load(const char *path, struct cJSON **ret, struct ao_error *reterr)
+int tool_load(const char *path, struct cJSON **ret, struct ao_error *reterr)
 {
         char *text;
         size_t len;
-        int k = ao_tool_read(path, AO_YAML_MAX_INPUT, &text, &len, reterr);
+        int k = tool_read(path, AO_YAML_MAX_INPUT, &text, &len, reterr);
         if (k < 0)
                 return k;
         k = ao_yaml_load(text, len, strcmp(path, "-") == 0 ? "<stdin>" : path, ret, reterr);
@@ -64,7 +64,7 @@ int ao_tool_load(const char *path, struct cJSON **ret, struct ao_error *reterr)
         return k;
 }
 
-int ao_tool_print_json(const struct cJSON *json)
+int tool_print_json(const struct cJSON *json)
 {
         char *text = ao_json_canonical(json);
         int ok = printf("%s\n", text) >= 0 && fflush(stdout) == 0;

@@ -8,22 +8,22 @@
 #include "ao/jsonpatch.h"
 #include "internal.h"
 
-int ao_tool_json_patch(int argc, char *const *args)
+int tool_json_patch(int argc, char *const *args)
 {
         if (argc != 2)
-                return ao_tool_usage("json-patch");
+                return tool_usage("json-patch");
         cJSON *doc = NULL, *ops = NULL;
         char *text = NULL;
         size_t len;
         struct ao_error err = {0};
         int code = 1;
-        if (ao_tool_load(args[0], &doc, &err) < 0 ||
-            ao_tool_read(args[1], AO_JSONPATCH_MAX_INPUT, &text, &len, &err) < 0 ||
+        if (tool_load(args[0], &doc, &err) < 0 ||
+            tool_read(args[1], AO_JSONPATCH_MAX_INPUT, &text, &len, &err) < 0 ||
             ao_jsonpatch_parse(text, len, args[1], &ops, &err) < 0 ||
             ao_jsonpatch_apply(doc, ops, 0, &err) < 0)
                 fprintf(stderr, "%s\n", err.msg);
         else
-                code = ao_tool_print_json(doc);
+                code = tool_print_json(doc);
         free(text);
         cJSON_Delete(ops);
         cJSON_Delete(doc);

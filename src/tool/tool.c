@@ -13,15 +13,15 @@ struct tool_command {
 };
 
 static const struct tool_command tools[] = {
-    {"yaml2json", "FILE|-", "print a YAML (or JSON) document as canonical JSON", ao_tool_yaml2json},
+    {"yaml2json", "FILE|-", "print a YAML (or JSON) document as canonical JSON", tool_yaml2json},
     {"json-patch", "DOC PATCH", "apply an RFC 6902 patch file to a document and print the result",
-     ao_tool_json_patch},
+     tool_json_patch},
     {"validate", "SCHEMA VALUES [--for-helm]", "validate values against an OpenAPI schema file",
-     ao_tool_validate},
+     tool_validate},
     {"cron", "'EXPR' [--from RFC3339] [--count N]", "print the next fire times of a cron expression",
-     ao_tool_cron},
+     tool_cron},
     {"hook-config", "FILE|- [--module]",
-     "check a hook's --config output and print it with defaults filled in", ao_tool_hook_config},
+     "check a hook's --config output and print it with defaults filled in", tool_hook_config},
 };
 
 void ao_tool_print_help(FILE *out)
@@ -44,7 +44,7 @@ int ao_tool_main(int argc, char *const *args)
         return 2;
 }
 
-int ao_tool_usage(const char *name)
+int tool_usage(const char *name)
 {
         for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
                 if (strcmp(name, tools[i].name) == 0)

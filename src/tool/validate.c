@@ -21,17 +21,17 @@ static void print_errors(const char *list)
                 fprintf(stderr, "%s\n", line);
 }
 
-int ao_tool_validate(int argc, char *const *args)
+int tool_validate(int argc, char *const *args)
 {
         bool for_helm = argc == 3 && strcmp(args[2], "--for-helm") == 0;
         if (argc != 2 && !for_helm)
-                return ao_tool_usage("validate");
+                return tool_usage("validate");
 
         cJSON *schema_doc = NULL, *values = NULL;
         struct ao_schema *schema = NULL;
         struct ao_error err = {0};
         int code = 1;
-        if (ao_tool_load(args[0], &schema_doc, &err) < 0 || ao_tool_load(args[1], &values, &err) < 0 ||
+        if (tool_load(args[0], &schema_doc, &err) < 0 || tool_load(args[1], &values, &err) < 0 ||
             ao_schema_from_json(NULL, schema_doc, &schema, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
                 goto out;

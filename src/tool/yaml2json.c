@@ -6,17 +6,17 @@
 
 #include "internal.h"
 
-int ao_tool_yaml2json(int argc, char *const *args)
+int tool_yaml2json(int argc, char *const *args)
 {
         if (argc != 1)
-                return ao_tool_usage("yaml2json");
+                return tool_usage("yaml2json");
         cJSON *doc = NULL;
         struct ao_error err = {0};
-        if (ao_tool_load(args[0], &doc, &err) < 0) {
+        if (tool_load(args[0], &doc, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
         }
-        int code = ao_tool_print_json(doc);
+        int code = tool_print_json(doc);
         cJSON_Delete(doc);
         return code;
 }

@@ -46,14 +46,14 @@ struct ao_schema {
 };
 
 /* The compiled regex of @node (see struct ao_schema_compiled), or NULL. */
-OnigRegex ao_schema_regex_find(const struct ao_schema_doc *doc, const struct cJSON *node);
+OnigRegex schema_regex_find(const struct ao_schema_doc *doc, const struct cJSON *node);
 
 /*
  * Search @s (NUL-terminated) for @re with the retry limits in @mp. Returns 1
  * on a match, 0 on none (also for invalid UTF-8, which oniguruma must not
  * see), -E2BIG when a retry limit was hit.
  */
-int ao_schema_regex_search(OnigRegex re, const char *s, OnigMatchParam *mp);
+int schema_regex_search(OnigRegex re, const char *s, OnigMatchParam *mp);
 
 /* The definition that the "$ref" string @node points at, or NULL. */
-const struct cJSON *ao_schema_ref_target(const struct ao_schema_doc *doc, const struct cJSON *node);
+const struct cJSON *schema_ref_target(const struct ao_schema_doc *doc, const struct cJSON *node);

@@ -799,14 +799,14 @@ static const struct ao_schema_compiled *find_compiled(const struct ao_schema_doc
         return NULL;
 }
 
-OnigRegex ao_schema_regex_find(const struct ao_schema_doc *doc, const cJSON *node)
+OnigRegex schema_regex_find(const struct ao_schema_doc *doc, const cJSON *node)
 {
         const struct ao_schema_compiled *e = find_compiled(doc, node);
 
         return e ? e->re : NULL;
 }
 
-const cJSON *ao_schema_ref_target(const struct ao_schema_doc *doc, const cJSON *node)
+const cJSON *schema_ref_target(const struct ao_schema_doc *doc, const cJSON *node)
 {
         const struct ao_schema_compiled *e = find_compiled(doc, node);
 

@@ -217,7 +217,7 @@ static bool utf8_valid(const char *s, size_t n)
         return true;
 }
 
-int ao_schema_regex_search(OnigRegex re, const char *s, OnigMatchParam *mp)
+int schema_regex_search(OnigRegex re, const char *s, OnigMatchParam *mp)
 {
         const OnigUChar *start = (const OnigUChar *) s, *end;
         size_t n = strlen(s);
@@ -621,9 +621,9 @@ static void check_string(struct vctx *c, const cJSON *s, const cJSON *v)
                 fail(c, "minLength", "must be at least %.0f characters long", min->valuedouble);
         if (cJSON_IsNumber(max) && (double) len > max->valuedouble)
                 fail(c, "maxLength", "must be at most %.0f characters long", max->valuedouble);
-        if (cJSON_IsString(pattern) && (re = ao_schema_regex_find(c->doc, pattern)) &&
+        if (cJSON_IsString(pattern) && (re = schema_regex_find(c->doc, pattern)) &&
             charge(c, 1 + strlen(v->valuestring) / 32)) {
-                r = ao_schema_regex_search(re, v->valuestring, c->mp);
+                r = schema_regex_search(re, v->valuestring, c->mp);
                 if (r == 0)
                         fail(c, "pattern", "must match '%s'", pattern->valuestring);
                 else if (r < 0)
@@ -717,9 +717,9 @@ static bool pattern_properties(struct vctx *c, const cJSON *patterns, const cJSO
 
         cJSON_ArrayForEach(p, patterns)
         {
-                re = ao_schema_regex_find(c->doc, p);
+                re = schema_regex_find(c->doc, p);
                 if (!re || !charge(c, 1 + strlen(m->string) / 32) ||
-                    ao_schema_regex_search(re, m->string, c->mp) != 1)
+                    schema_regex_search(re, m->string, c->mp) != 1)
                         continue;
                 matched = true;
                 validate(c, p, m, depth + 1);
@@ -858,7 +858,7 @@ static void validate(struct vctx *c, const cJSON *s, const cJSON *v, int depth)
         /* As in JSON Schema draft 4 (and go-openapi), keywords next to $ref are ignored. */
         ref = get(s, "$ref");
         if (cJSON_IsString(ref)) {
-                const cJSON *target = ao_schema_ref_target(c->doc, ref);
+                const cJSON *target = schema_ref_target(c->doc, ref);
 
                 if (target)
                         follow_ref(c, ref->valuestring, target, v, depth);

@@ -18,7 +18,7 @@
 #include "ao/values.h"
 #include "store-internal.h"
 
-int ao_values_schema_error(struct ao_error *reterr, const char *what, char *errors)
+int values_schema_error(struct ao_error *reterr, const char *what, char *errors)
 {
         char buf[AO_ERROR_MSG_MAX];
         size_t used = 0;
@@ -33,8 +33,8 @@ int ao_values_schema_error(struct ao_error *reterr, const char *what, char *erro
         return ao_error_set(reterr, -EINVAL, "%s: %s", what, buf);
 }
 
-const cJSON *ao_values_store_config_section(const struct ao_values_store *store,
-                                            const struct ao_values_section *section)
+const cJSON *values_store_config_section(const struct ao_values_store *store,
+                                         const struct ao_values_section *section)
 {
         return cJSON_GetObjectItemCaseSensitive(store->config, section->key);
 }
@@ -75,7 +75,7 @@ static int validate_section(const struct ao_values_section *section, const cJSON
                 ao_values_merge(with_defaults, config_section);
         char *errors = NULL;
         if (ao_schema_validate(section->schema, AO_SCHEMA_CONFIG, section->key, with_defaults, &errors) < 0)
-                return ao_values_schema_error(reterr, what, errors);
+                return values_schema_error(reterr, what, errors);
         return 0;
 }
 
@@ -98,7 +98,7 @@ static int patched_config_section(const struct ao_values_store *store,
                                   const struct ao_values_section *section, const cJSON *ops, cJSON **ret,
                                   struct ao_error *reterr)
 {
-        const cJSON *current = ao_values_store_config_section(store, section);
+        const cJSON *current = values_store_config_section(store, section);
         _cleanup_json_ cJSON *doc = cJSON_CreateObject();
         cJSON *copy = current ? cJSON_Duplicate(current, true) : cJSON_CreateObject();
         if (!doc || !copy || !cJSON_AddItemToObject(doc, section->key, copy))

@@ -32,24 +32,24 @@ struct ao_values_store {
         struct cJSON *config;          /* owned: the config data, an object */
 };
 
-static inline bool ao_values_store_is_global(const struct ao_values_store *store,
-                                             const struct ao_values_section *section)
+static inline bool values_store_is_global(const struct ao_values_store *store,
+                                          const struct ao_values_section *section)
 {
         return section == &store->global;
 }
 
-static inline void ao_values_json_deletep(cJSON **json)
+static inline void values_json_deletep(cJSON **json)
 {
         cJSON_Delete(*json);
 }
-#define _cleanup_json_ _cleanup_(ao_values_json_deletep)
+#define _cleanup_json_ _cleanup_(values_json_deletep)
 
 /* The config data's member for @section (borrowed), or NULL. */
-const cJSON *ao_values_store_config_section(const struct ao_values_store *store,
-                                            const struct ao_values_section *section);
+const cJSON *values_store_config_section(const struct ao_values_store *store,
+                                         const struct ao_values_section *section);
 
 /*
  * Fail with "@what: v1; v2; ..." from a schema violation list (@errors, the
  * NUL-separated list of ao_schema_validate(); taken), cut to fit.
  */
-int ao_values_schema_error(struct ao_error *reterr, const char *what, char *errors);
+int values_schema_error(struct ao_error *reterr, const char *what, char *errors);

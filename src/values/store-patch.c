@@ -131,7 +131,7 @@ static int try_patch(const struct ao_values_section *section, cJSON *values, con
         const cJSON *patched = cJSON_GetObjectItemCaseSensitive(doc, section->key);
         if (section->schema &&
             ao_schema_validate(section->schema, AO_SCHEMA_VALUES, section->key, patched, &errors) < 0)
-                return ao_values_schema_error(reterr, "values patch makes the values invalid", errors);
+                return values_schema_error(reterr, "values patch makes the values invalid", errors);
         return 0;
 }
 
@@ -141,7 +141,7 @@ static int plan_patch(const struct ao_values_store *store, const struct ao_value
 {
         _cleanup_json_ cJSON *flags = NULL, *rest = NULL, *values = NULL;
         int r;
-        if (ao_values_store_is_global(store, section)) {
+        if (values_store_is_global(store, section)) {
                 flags = copy_json(store->dynamic_enabled);
                 if ((r = split_enabled_ops(flags, ops, &rest, reterr)) < 0)
                         return r;

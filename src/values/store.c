@@ -150,7 +150,7 @@ static int compose(const struct ao_values_store *store, const struct ao_values_s
             .key = section->key,
             .static_layers = layers,
             .n_static_layers = n,
-            .config = ao_values_store_config_section(store, section),
+            .config = values_store_config_section(store, section),
             .patches = section->patches,
             .schema = section->schema,
         };
@@ -177,7 +177,7 @@ int ao_values_store_hook_documents(const struct ao_values_store *store,
                                    struct ao_error *reterr)
 {
         _cleanup_json_ cJSON *global = NULL, *global_config = NULL, *values = NULL, *config = NULL;
-        bool module = !ao_values_store_is_global(store, section);
+        bool module = !values_store_is_global(store, section);
         int r = compose(store, &store->global, false, &global, reterr);
         if (r >= 0)
                 r = compose(store, &store->global, true, &global_config, reterr);
@@ -210,7 +210,7 @@ int ao_values_store_helm_document(const struct ao_values_store *store,
                                   struct ao_error *reterr)
 {
         _cleanup_json_ cJSON *global = NULL, *values = NULL;
-        bool module = !ao_values_store_is_global(store, section);
+        bool module = !values_store_is_global(store, section);
         int r = compose(store, &store->global, false, &global, reterr);
         if (r >= 0 && module)
                 r = compose(store, section, false, &values, reterr);
@@ -227,7 +227,7 @@ char *ao_values_store_checksum(const struct ao_values_store *store, const struct
         _cleanup_json_ cJSON *values = NULL;
         char *text = compose(store, section, false, &values, NULL) >= 0 ? ao_json_canonical(values)
                                                                         : ao_xstrdup("(invalid)");
-        if (!ao_values_store_is_global(store, section))
+        if (!values_store_is_global(store, section))
                 return text;
         /* Enabled flags set by global hooks count as global changes: they change which modules run. */
         _cleanup_free_ char *flags = ao_json_canonical(store->dynamic_enabled);
@@ -244,7 +244,7 @@ static bool flag_or(const cJSON *flag, bool current)
 
 bool ao_values_store_enabled(const struct ao_values_store *store, const struct ao_values_section *section)
 {
-        if (ao_values_store_is_global(store, section))
+        if (values_store_is_global(store, section))
                 return true;
         const char *key = section->enabled_key;
         bool enabled = false;

@@ -24,7 +24,7 @@
  * falls back to a quoted style by itself; what it does not know is how a
  * plain scalar resolves. So a string is requested plain only when the
  * loader would read the plain scalar back as that same string
- * (ao_yaml_plain_is_string(): not "", "true", "yes", "~", "0x1F", ".inf"...),
+ * (yaml_plain_is_string(): not "", "true", "yes", "~", "0x1F", ".inf"...),
  * and double-quoted otherwise, as go-yaml and kubectl write them
  * (enabled: "true").
  *
@@ -124,7 +124,7 @@ static yaml_scalar_style_t string_style(const char *s, bool key)
         if (newlines)
                 return key ? YAML_DOUBLE_QUOTED_SCALAR_STYLE : YAML_LITERAL_SCALAR_STYLE;
         /* A plain '<<' key is a merge key. */
-        if (!ao_yaml_plain_is_string(s) || strcmp(s, "<<") == 0)
+        if (!yaml_plain_is_string(s) || strcmp(s, "<<") == 0)
                 return YAML_DOUBLE_QUOTED_SCALAR_STYLE;
         return YAML_PLAIN_SCALAR_STYLE;
 }

@@ -15,4 +15,4 @@
  * words of yaml.c's table. Says nothing about syntax (indicators, leading
  * spaces, line breaks): libyaml's emitter decides whether @s can be plain.
  */
-bool ao_yaml_plain_is_string(const char *s);
+bool yaml_plain_is_string(const char *s);

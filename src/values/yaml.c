@@ -413,7 +413,7 @@ static void resolve_plain(const char *s, size_t len, struct scalar *ret)
                 resolve_number(s, len, ret);
 }
 
-bool ao_yaml_plain_is_string(const char *s)
+bool yaml_plain_is_string(const char *s)
 {
         struct scalar sc;
         resolve_plain(s, strlen(s), &sc);

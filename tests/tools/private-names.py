@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The prefix rule for private names (docs/STYLE.md): a function that is not static and not
-public (ao_...) must not start with the name of another directory under src/, where it would
-read as that directory's public API, and must be defined once in the whole program.
+"""The prefix rule for private names (docs/STYLE.md): a function that is not static is public
+(declared in include/ao/, named ao_...) or private to its directory; a private one must not
+start with ao_ nor with the name of another directory under src/, where it would read as a
+public API, and must be defined once in the whole program.
 
     tests/tools/private-names.py SRC_DIR [--tap]
 """
@@ -23,6 +24,10 @@ def main():
         args.remove("--tap")
     src = args[0]
     directories = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
+    include = os.path.join(os.path.dirname(os.path.abspath(src)), "include", "ao")
+    public = set()
+    for h in os.listdir(include):
+        public |= set(re.findall(r"\b(ao_[a-z0-9_]+)\s*\(", open(os.path.join(include, h)).read()))
     problems = []
     seen = {}
     for d in directories:
@@ -32,9 +37,12 @@ def main():
                 continue
             text = graph.strip(open(os.path.join(path, f)).read())
             for name in sorted(graph.definitions(text)):
-                if name.startswith("ao_") or name == "main":
-                    continue
                 where = f"src/{d}/{f}"
+                if name == "main" or name in public:
+                    continue
+                if name.startswith("ao_"):
+                    problems.append(f"{where}: {name} is not in include/ao/ but reads as public")
+                    continue
                 if name in seen and seen[name] != where:
                     problems.append(f"{name}: defined in {seen[name]} and {where}")
                 seen[name] = where

@@ -123,11 +123,11 @@ static void test_defaults(void)
         tap_is_str(origin_source(&cli, "listen-port"), "(default)", "origin of a default");
 
         /* Every default in the table parses through its own type's parser. */
-        for (size_t i = 0; i < ao_setting_defs_count; i++) {
+        for (size_t i = 0; i < setting_defs_count; i++) {
                 enum ao_setting_origin origin = AO_SETTING_FLAG;
-                tap_ok(ao_cli_setting_origin(&cli, ao_setting_defs[i].flags[0], &origin, NULL) == 0 &&
+                tap_ok(ao_cli_setting_origin(&cli, setting_defs[i].flags[0], &origin, NULL) == 0 &&
                            origin == AO_SETTING_DEFAULT,
-                       "--%s comes from its default", ao_setting_defs[i].flags[0]);
+                       "--%s comes from its default", setting_defs[i].flags[0]);
         }
         ao_cli_done(&cli);
         tap_ok(cli.command == NULL && cli.settings.tmp_dir == NULL, "ao_cli_done clears the struct");
@@ -604,42 +604,41 @@ static void test_numbers(void)
         int64_t i = 42;
         double d = 42;
 
-        tap_ok(ao_parse_int64("0", 0, 10, &i) == 0 && i == 0, "int 0");
-        tap_ok(ao_parse_int64("+7", 0, 10, &i) == 0 && i == 7, "int +7");
-        tap_ok(ao_parse_int64("-9223372036854775808", INT64_MIN, INT64_MAX, &i) == 0 && i == INT64_MIN,
+        tap_ok(parse_int64("0", 0, 10, &i) == 0 && i == 0, "int 0");
+        tap_ok(parse_int64("+7", 0, 10, &i) == 0 && i == 7, "int +7");
+        tap_ok(parse_int64("-9223372036854775808", INT64_MIN, INT64_MAX, &i) == 0 && i == INT64_MIN,
                "int min");
-        tap_ok(ao_parse_int64("9223372036854775807", INT64_MIN, INT64_MAX, &i) == 0 && i == INT64_MAX,
+        tap_ok(parse_int64("9223372036854775807", INT64_MIN, INT64_MAX, &i) == 0 && i == INT64_MAX,
                "int max");
         i = 42;
-        tap_is_int(ao_parse_int64("9223372036854775808", INT64_MIN, INT64_MAX, &i), -ERANGE, "int overflow");
-        tap_is_int(ao_parse_int64("-9223372036854775809", INT64_MIN, INT64_MAX, &i), -ERANGE,
-                   "int underflow");
-        tap_is_int(ao_parse_int64("99999999999999999999999", INT64_MIN, INT64_MAX, &i), -ERANGE, "int huge");
-        tap_is_int(ao_parse_int64("99999999999999999999999x", INT64_MIN, INT64_MAX, &i), -EINVAL,
+        tap_is_int(parse_int64("9223372036854775808", INT64_MIN, INT64_MAX, &i), -ERANGE, "int overflow");
+        tap_is_int(parse_int64("-9223372036854775809", INT64_MIN, INT64_MAX, &i), -ERANGE, "int underflow");
+        tap_is_int(parse_int64("99999999999999999999999", INT64_MIN, INT64_MAX, &i), -ERANGE, "int huge");
+        tap_is_int(parse_int64("99999999999999999999999x", INT64_MIN, INT64_MAX, &i), -EINVAL,
                    "int huge junk");
-        tap_is_int(ao_parse_int64("11", 0, 10, &i), -ERANGE, "int above range");
-        tap_is_int(ao_parse_int64("", 0, 10, &i), -EINVAL, "int empty");
-        tap_is_int(ao_parse_int64(" 1", 0, 10, &i), -EINVAL, "int leading blank");
-        tap_is_int(ao_parse_int64("1 ", 0, 10, &i), -EINVAL, "int trailing blank");
-        tap_is_int(ao_parse_int64("0x1", 0, 10, &i), -EINVAL, "int hex");
-        tap_is_int(ao_parse_int64("-", 0, 10, &i), -EINVAL, "int bare sign");
-        tap_is_int(ao_parse_int64("--1", -10, 10, &i), -EINVAL, "int double sign");
-        tap_is_int(ao_parse_int64("1e3", 0, 10000, &i), -EINVAL, "int exponent");
+        tap_is_int(parse_int64("11", 0, 10, &i), -ERANGE, "int above range");
+        tap_is_int(parse_int64("", 0, 10, &i), -EINVAL, "int empty");
+        tap_is_int(parse_int64(" 1", 0, 10, &i), -EINVAL, "int leading blank");
+        tap_is_int(parse_int64("1 ", 0, 10, &i), -EINVAL, "int trailing blank");
+        tap_is_int(parse_int64("0x1", 0, 10, &i), -EINVAL, "int hex");
+        tap_is_int(parse_int64("-", 0, 10, &i), -EINVAL, "int bare sign");
+        tap_is_int(parse_int64("--1", -10, 10, &i), -EINVAL, "int double sign");
+        tap_is_int(parse_int64("1e3", 0, 10000, &i), -EINVAL, "int exponent");
         tap_is_int(i, 42, "failed parses leave the output alone");
 
-        tap_ok(ao_parse_double_positive("5", &d) == 0 && d == 5.0, "float 5");
-        tap_ok(ao_parse_double_positive("0.5", &d) == 0 && d == 0.5, "float 0.5");
-        tap_ok(ao_parse_double_positive("1e2", &d) == 0 && d == 100.0, "float 1e2");
-        tap_ok(ao_parse_double_positive("-1", &d) < 0, "float -1");
-        tap_ok(ao_parse_double_positive("0", &d) < 0, "float 0");
-        tap_ok(ao_parse_double_positive("inf", &d) < 0, "float inf");
-        tap_ok(ao_parse_double_positive("nan", &d) < 0, "float nan");
-        tap_ok(ao_parse_double_positive("1e999", &d) < 0, "float overflow");
-        tap_ok(ao_parse_double_positive("1e-999", &d) < 0, "float underflow");
-        tap_ok(ao_parse_double_positive(" 5", &d) < 0, "float leading blank");
-        tap_ok(ao_parse_double_positive("5 ", &d) < 0, "float trailing blank");
-        tap_ok(ao_parse_double_positive("5qps", &d) < 0, "float junk");
-        tap_ok(ao_parse_double_positive("", &d) < 0, "float empty");
+        tap_ok(parse_double_positive("5", &d) == 0 && d == 5.0, "float 5");
+        tap_ok(parse_double_positive("0.5", &d) == 0 && d == 0.5, "float 0.5");
+        tap_ok(parse_double_positive("1e2", &d) == 0 && d == 100.0, "float 1e2");
+        tap_ok(parse_double_positive("-1", &d) < 0, "float -1");
+        tap_ok(parse_double_positive("0", &d) < 0, "float 0");
+        tap_ok(parse_double_positive("inf", &d) < 0, "float inf");
+        tap_ok(parse_double_positive("nan", &d) < 0, "float nan");
+        tap_ok(parse_double_positive("1e999", &d) < 0, "float overflow");
+        tap_ok(parse_double_positive("1e-999", &d) < 0, "float underflow");
+        tap_ok(parse_double_positive(" 5", &d) < 0, "float leading blank");
+        tap_ok(parse_double_positive("5 ", &d) < 0, "float trailing blank");
+        tap_ok(parse_double_positive("5qps", &d) < 0, "float junk");
+        tap_ok(parse_double_positive("", &d) < 0, "float empty");
         tap_ok(d == 100.0, "failed float parses leave the output alone");
 }
 
@@ -681,22 +680,21 @@ static void test_names(void)
         static const char *const bad_prefixes[] = {"1a", "a-b", "a b", "a.b", "\xc3\xa9"};
 
         for (size_t i = 0; i < AO_ARRAY_SIZE(good_labels); i++)
-                tap_is_int(ao_parse_label_list(good_labels[i]), 0, "labels '%s' accepted", good_labels[i]);
+                tap_is_int(parse_label_list(good_labels[i]), 0, "labels '%s' accepted", good_labels[i]);
         for (size_t i = 0; i < AO_ARRAY_SIZE(bad_labels); i++)
-                tap_is_int(ao_parse_label_list(bad_labels[i]), -EINVAL, "labels '%s' rejected",
-                           bad_labels[i]);
+                tap_is_int(parse_label_list(bad_labels[i]), -EINVAL, "labels '%s' rejected", bad_labels[i]);
         for (size_t i = 0; i < AO_ARRAY_SIZE(good_prefixes); i++)
-                tap_is_int(ao_parse_metric_prefix(good_prefixes[i]), 0, "prefix '%s' accepted",
+                tap_is_int(parse_metric_prefix(good_prefixes[i]), 0, "prefix '%s' accepted",
                            good_prefixes[i]);
         for (size_t i = 0; i < AO_ARRAY_SIZE(bad_prefixes); i++)
-                tap_is_int(ao_parse_metric_prefix(bad_prefixes[i]), -EINVAL, "prefix '%s' rejected",
+                tap_is_int(parse_metric_prefix(bad_prefixes[i]), -EINVAL, "prefix '%s' rejected",
                            bad_prefixes[i]);
 
         enum ao_reactor_backend_choice c = AO_REACTOR_CHOICE_AUTO;
-        tap_ok(ao_parse_reactor("io_uring", &c) == 0 && c == AO_REACTOR_CHOICE_IO_URING, "reactor io_uring");
-        tap_ok(ao_parse_reactor("EPOLL", &c) == 0 && c == AO_REACTOR_CHOICE_EPOLL, "reactor EPOLL");
-        tap_ok(ao_parse_reactor("auto", &c) == 0 && c == AO_REACTOR_CHOICE_AUTO, "reactor auto");
-        tap_ok(ao_parse_reactor("", &c) == -EINVAL, "reactor empty");
+        tap_ok(parse_reactor("io_uring", &c) == 0 && c == AO_REACTOR_CHOICE_IO_URING, "reactor io_uring");
+        tap_ok(parse_reactor("EPOLL", &c) == 0 && c == AO_REACTOR_CHOICE_EPOLL, "reactor EPOLL");
+        tap_ok(parse_reactor("auto", &c) == 0 && c == AO_REACTOR_CHOICE_AUTO, "reactor auto");
+        tap_ok(parse_reactor("", &c) == -EINVAL, "reactor empty");
 }
 
 /* ---- help and effective settings ---------------------------------------- */
@@ -712,8 +710,8 @@ static void test_help(void)
         fclose(f);
 
         bool all = true;
-        for (size_t i = 0; i < ao_setting_defs_count; i++) {
-                const struct ao_setting_def *d = &ao_setting_defs[i];
+        for (size_t i = 0; i < setting_defs_count; i++) {
+                const struct ao_setting_def *d = &setting_defs[i];
                 char flag[128];
                 for (size_t j = 0; j < AO_SETTING_FLAGS_MAX && d->flags[j]; j++) {
                         (void) snprintf(flag, sizeof(flag), "--%s", d->flags[j]);
