@@ -42,19 +42,34 @@ cat >"$KUBERNETES_PATCH_PATH" <<'OPS'
 {"operation":"MergePatch","kind":"Pod","namespace":"p","name":"web","subresource":"status","mergePatch":{"status":{"phase":"Running"}}}
 OPS
 EOF
-# The second hook's first run writes an operation that cannot succeed; its retry writes none.
+# The second hook's first run writes an operation that cannot succeed, and a values patch that a
+# failed run must not leave behind; its retry writes none.
 cat >"$work/global/hooks/second.sh" <<EOF
 #!/bin/sh
 if [ "\$1" = --config ]; then echo '{"configVersion":"v1","onStartup":2}'; exit 0; fi
 [ -e "$work/second-ran" ] && exit 0
 touch "$work/second-ran"
+echo '[{"op":"add","path":"/global/fromSecond","value":1}]' >"\$VALUES_JSON_PATCH_PATH"
 echo '{"operation":"MergePatch","kind":"ConfigMap","namespace":"p","name":"nothere","mergePatch":{"data":{"x":"1"}}}' >"\$KUBERNETES_PATCH_PATH"
+EOF
+# The third hook's first run names a kind the API server does not have, beside an operation that
+# would work: the run fails before anything is sent or stored.
+cat >"$work/global/hooks/third.sh" <<EOF
+#!/bin/sh
+if [ "\$1" = --config ]; then echo '{"configVersion":"v1","onStartup":3}'; exit 0; fi
+[ -e "$work/third-ran" ] && exit 0
+touch "$work/third-ran"
+echo '[{"op":"add","path":"/global/fromThird","value":1}]' >"\$VALUES_JSON_PATCH_PATH"
+cat >"\$KUBERNETES_PATCH_PATH" <<'OPS'
+{"operation":"Create","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"third","namespace":"p"},"data":{"t":"1"}}}
+{"operation":"Create","object":{"apiVersion":"example.com/v1","kind":"NoSuchKind","metadata":{"name":"x","namespace":"p"}}}
+OPS
 EOF
 chmod +x "$work/global/hooks/"*.sh
 
 op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" KUBE_SERVER="$api" GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" \
         ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" \
-        ADDON_OPERATOR_RETRY_DELAY_SCALE=0.01 -- start
+        ADDON_OPERATOR_RETRY_DELAY_SCALE=0.01 DEBUG_UNIX_SOCKET="$work/debug.socket" -- start
 op_wait_for "hook 'hooks/patcher.sh' succeeded"
 ok $? "the hook succeeds once every operation is applied"
 is "$(data_of created)" '{"a":"1","j":"y","m":"x","q":"z"}' \
@@ -68,8 +83,14 @@ is "$(curl -sf "$api/api/v1/namespaces/p/pods/web" | python3 -c 'import json,sys
 # (the log escapes the quotes of the server's message)
 op_wait_for 'hook .hooks/second.sh.: object patches: MergePatch ConfigMap p/nothere: HTTP 404: configmaps .?"nothere.?" not found'
 ok $? "a failed operation fails the hook, naming the operation, the object and the server's answer"
+op_wait_for 'hook .hooks/third.sh.: object patches: Create NoSuchKind p/x: '
+ok $? "an operation of a kind the API server does not have fails the run, naming it"
 op_wait_for "first converge done"
-ok $? "the retried hook succeeds and the operator goes on"
+ok $? "the retried hooks succeed and the operator goes on"
+is "$(DEBUG_UNIX_SOCKET="$work/debug.socket" "$AO_BINARY" global values -o json |
+        python3 -c 'import json,sys; g=json.load(sys.stdin)["global"]; print(sorted(k for k in g if k.startswith("from")))')" \
+        "[]" "the values patches of the failed runs were not applied"
+is "$(data_of third)" gone "nothing of the run with the unknown kind went to the cluster"
 port=$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)
 like "$(curl -sf "http://127.0.0.1:$port/metrics")" \
         'addon_operator_kubernetes_client_request_result_total\{component="object_patcher",code="404",method="PATCH",host="http://127.0.0.1:[0-9]+"\} 2' \
