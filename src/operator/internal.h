@@ -142,6 +142,11 @@ int modules_load(const struct ao_settings *settings, struct ao_values_store *val
                  struct ao_error *reterr);
 void modules_done(struct modules *m);
 struct module *modules_find(struct modules *m, const char *name);
+/**
+ * Whether @config (the ConfigMap or config file data) sets "<key>Maintenance" of @mod to
+ * "NoResourceReconciliation": its release is neither upgraded nor healed while it does.
+ */
+bool modules_in_maintenance(const struct module *mod, const struct cJSON *config);
 
 /* ---- the operator ----------------------------------------------------------------------------- */
 

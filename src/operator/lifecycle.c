@@ -92,7 +92,8 @@ static void on_config_change(const cJSON *data, void *userdata)
                 for (size_t i = 0; i < op->modules.n; i++) {
                         struct module *mod = &op->modules.items[i];
                         if (same_json(cJSON_GetObjectItemCaseSensitive(old, mod->values_key),
-                                      cJSON_GetObjectItemCaseSensitive(data, mod->values_key)))
+                                      cJSON_GetObjectItemCaseSensitive(data, mod->values_key)) &&
+                            modules_in_maintenance(mod, old) == modules_in_maintenance(mod, data))
                                 continue;
                         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
                                     "config changed: module '%s' section", mod->name);

@@ -266,6 +266,16 @@ static int release(struct module_job *j, struct ao_error *reterr)
         return r;
 }
 
+/* <key>Maintenance: NoResourceReconciliation: the release stays as it is, and is not healed. */
+static void skip_release(struct module_job *j)
+{
+        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", j->mod->name}),
+                    "module '%s' is in maintenance (NoResourceReconciliation): its release is not reconciled",
+                    j->mod->name);
+        release_monitor_stop(j->op, j->mod);
+        enter_step(j, STEP_AFTER_HELM);
+}
+
 static void on_release_removed(struct operator_state *op, const struct ao_error *error, void *userdata)
 {
         (void) op;
@@ -343,6 +353,10 @@ static void job_step(struct module_job *j)
                         enter_step(j, STEP_HELM);
                         break;
                 case STEP_HELM:
+                        if (modules_in_maintenance(j->mod, ao_values_store_config(j->op->values))) {
+                                skip_release(j);
+                                break;
+                        }
                         /* The release step calls back (maybe at once); nothing of @j is touched after. */
                         if (release(j, &err) < 0)
                                 job_failed(j, err.msg);

@@ -234,3 +234,10 @@ struct module *modules_find(struct modules *m, const char *name)
                         return &m->items[i];
         return NULL;
 }
+
+bool modules_in_maintenance(const struct module *mod, const cJSON *config)
+{
+        _cleanup_free_ char *key = ao_xasprintf("%sMaintenance", mod->values_key);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, key);
+        return cJSON_IsString(v) && strcmp(v->valuestring, "NoResourceReconciliation") == 0;
+}

@@ -18,6 +18,7 @@
 #include "ao/helm-output.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
+#include "ao/values-store.h"
 #include "internal.h"
 
 #define JITTER_MAX_USEC (60 * AO_USEC_PER_SEC)
@@ -75,6 +76,9 @@ static void set_result(struct release_monitor *m, char *result /* owned */)
 /* Heal: a module run at the tail of the main queue, unless one is on its way. */
 static void heal(struct release_monitor *m, const char *why)
 {
+        /* The config changed since the monitor started: the next module run stops it. */
+        if (modules_in_maintenance(m->mod, ao_values_store_config(m->op->values)))
+                return;
         ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"module", m->mod->name}), "module '%s': %s: running it again",
                     m->mod->name, why);
         tasks_request_module_run(m->op, m->mod, NULL, "HelmResourcesAbsent");

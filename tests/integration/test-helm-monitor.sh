@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Release auto-healing: with HELM_MONITOR_INTERVAL=1s the monitor checks each release's status
 # and objects; a deleted object or a release that is not deployed brings a module run back,
-# while objects the module's own hooks deleted do not. The `module resource-monitor` debug
-# command shows what is watched.
+# while objects the module's own hooks deleted do not; a module in maintenance is left alone. The
+# `module resource-monitor` debug command shows what is watched.
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/fakekube.sh"
@@ -48,7 +48,7 @@ op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$FAKE_HELM_DIR" KUBE_SERVER="
 op_wait_for "first converge done"
 ok $? "the first converge ends"
 dump() { env DEBUG_UNIX_SOCKET="$sock" "$AO_BINARY" module resource-monitor -o json; }
-checked() { [ "$(dump | jq '.monitors[0].checks')" -ge "$1" ]; }
+checked() { [ "$(dump | jq '.monitors[0].checks // 0')" -ge "$1" ]; }
 revisions() { jq '.revisions | length' "$FAKE_HELM_DIR/releases/ao/app.json"; }
 revisions_at_least() { [ "$(revisions)" -ge "$1" ]; }
 
@@ -83,6 +83,22 @@ like "$metrics" 'modules_absent_resources_total\{module="app",resource="ConfigMa
 like "$metrics" 'modules_helm_release_redeployed_total\{module="app"\} [1-9]' "modules_helm_release_redeployed_total"
 like "$metrics" 'kubernetes_client_request_result_total\{component="helm_monitor",code="[0-9]+",method="GET"' \
         "the monitor's requests go through its own client (component helm_monitor)"
+
+# Maintenance: the release is neither upgraded nor healed, even when the module's values change.
+printf 'app:\n  replicas: 2\nappMaintenance: NoResourceReconciliation\n' >"$work/config.yaml"
+op_wait_for "module 'app' is in maintenance \(NoResourceReconciliation\): its release is not reconciled"
+ok $? "appMaintenance: NoResourceReconciliation: the module runs without its release step"
+# Module runs are serial: whatever upgraded before this run has finished by now.
+before=$(revisions)
+op_wait_for "module 'app' is up to date"
+ok $? "and the run completes"
+is "$(revisions)" "$before" "no upgrade, though the module's values changed"
+is "$(dump | jq -c '.monitors')" '[]' "no auto-healing: its monitor is stopped"
+printf 'app:\n  replicas: 2\n' >"$work/config.yaml"
+wait_for revisions_at_least $((before + 1))
+ok $? "out of maintenance, the next run upgrades the release"
+wait_for checked 1
+ok $? "and its monitor is back"
 
 # Disabled: the monitor stops.
 printf 'appEnabled: false\n' >"$work/config.yaml"
