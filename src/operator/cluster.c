@@ -45,7 +45,7 @@ struct patch_job {
         struct patch_job *prev, *next;
 };
 
-/* An object presence check in progress (helm-release.c), so that shutdown can end it. */
+/* An object presence check in progress (release-helm.c), so that shutdown can end it. */
 struct presence_job {
         struct operator_state *op;
         struct ao_kube_presence *check;

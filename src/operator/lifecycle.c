@@ -299,7 +299,7 @@ int lifecycle_start(struct operator_state *op)
                                             : 0;
         if (r >= 0 && !s->local)
                 r = cluster_start(op, &err);
-        /* Releases need a cluster: without one they stay in the state directory (helm-local.c). */
+        /* Releases need a cluster: without one they stay in the state directory (release-local.c). */
         if (r >= 0 && op->kube)
                 r = release_helm_start(op, &err);
         /* Probes and /metrics answer while the operator waits for the API server or the lease. */
