@@ -38,6 +38,7 @@ struct ao_settings {
         char **modules_dirs;              /* MODULES_DIR split on ':', empty parts dropped; NULL-terminated */
         char *modules_dir_raw;            /* the unsplit value, for logs */
         int64_t unnumbered_modules_order; /* 1 */
+        int64_t parallel_module_runs;     /* 0: the number of CPUs, at least 2 */
         char *tmp_dir;                    /* "/tmp/addon-operator" */
         bool strict_check_values_mode;
         char *state_dir;   /* "": <tmp_dir>/state */

@@ -51,6 +51,10 @@ const struct ao_setting_def setting_defs[] = {
      ENVS("ADDON_OPERATOR_UNNUMBERED_MODULES_ORDER", "UNNUMBERED_MODULE_ORDER", "UNNUMBERED_MODULES_ORDER"),
      "1", AO_SETTING_TYPE_INT, FIELD(unnumbered_modules_order), RANGE(INT32_MIN, INT32_MAX),
      .help = "Order given to modules whose directory has no NNN- prefix"},
+    {AO_SETTING_SECTION_LAYOUT, FLAGS("parallel-module-runs"), ENVS("ADDON_OPERATOR_PARALLEL_MODULE_RUNS"),
+     "0", AO_SETTING_TYPE_INT, FIELD(parallel_module_runs), RANGE(0, 1024),
+     .help = "Module runs of one order at a time in a converge (0: the number of CPUs, at least 2; 1: one "
+             "after another)"},
     {AO_SETTING_SECTION_LAYOUT, FLAGS("tmp-dir"), ENVS("ADDON_OPERATOR_TMP_DIR", "SHELL_OPERATOR_TMP_DIR"),
      "/tmp/addon-operator", AO_SETTING_TYPE_STRING, FIELD(tmp_dir), .metavar = "DIR",
      .help = "Directory for the temporary files passed to hooks (unset and not tmpfs: /dev/shm if tmpfs)"},

@@ -315,6 +315,37 @@ static void on_releases_listed(struct operator_state *op, char **releases, const
         discovery_done(d);
 }
 
+/* The runs of @n modules of one order: one group task when they may run at once. */
+static void push_order_group(struct operator_state *op, struct ao_task *t, struct module **mods, size_t n,
+                             const char *reason)
+{
+        if (n >= 2 && module_job_parallelism(op) > 1) {
+                tasks_push_module_group(t, mods, n, reason);
+                return;
+        }
+        for (size_t i = 0; i < n; i++)
+                tasks_push_module_run(t, mods[i], reason);
+}
+
+/* Step 5: the enabled modules' runs, order by order; modules of one order may run at once. */
+static void push_module_runs(struct discovery *d, struct ao_task *t, const char *reason)
+{
+        struct modules *m = &d->op->modules;
+        struct module **group = ao_xcalloc(m->n + 1, sizeof(*group));
+        size_t n = 0;
+        for (size_t i = 0; i < m->n; i++) {
+                if (!d->enabled[i])
+                        continue;
+                if (n > 0 && group[0]->order != m->items[i].order) {
+                        push_order_group(d->op, t, group, n, reason);
+                        n = 0;
+                }
+                group[n++] = &m->items[i];
+        }
+        push_order_group(d->op, t, group, n, reason);
+        free(group);
+}
+
 /* Steps 5-7 in the documented order: run the enabled, delete the newly disabled, purge the orphaned. */
 static void discovery_finish(struct discovery *d)
 {
@@ -324,9 +355,7 @@ static void discovery_finish(struct discovery *d)
         const char *reason = ((struct converge_task *) ao_task_payload(t))->reason;
         set_enabled_modules(op, d->so_far, d->n_so_far);
         ao_log(AO_LOG_INFO, "modules discovered: %zu of %zu enabled", d->n_so_far, m->n);
-        for (size_t i = 0; i < m->n; i++)
-                if (d->enabled[i])
-                        tasks_push_module_run(t, &m->items[i], reason);
+        push_module_runs(d, t, reason);
         for (size_t i = m->n; i-- > 0;)
                 if (!d->enabled[i] && m->items[i].enabled)
                         tasks_push_module_delete(t, &m->items[i], reason);

@@ -15,7 +15,7 @@ static task_handler *const handlers[_TASK_TYPE_MAX] = {
     [TASK_GLOBAL_HOOK_RUN] = hook_task_handle,   [TASK_MODULE_HOOK_RUN] = hook_task_handle,
     [TASK_CONVERGE] = converge_handle,           [TASK_MODULE_RUN] = module_run_handle,
     [TASK_MODULE_DELETE] = module_delete_handle, [TASK_MODULE_PURGE] = module_purge_handle,
-    [TASK_KUBE_SYNC] = global_sync_handle,
+    [TASK_KUBE_SYNC] = global_sync_handle,       [TASK_MODULE_GROUP_RUN] = module_group_handle,
 };
 
 static void handle_task(struct ao_task *t, void *userdata)

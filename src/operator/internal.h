@@ -21,9 +21,11 @@
  *   schedules.c        schedule bindings to hook tasks
  *   run-outputs.c      a run's outputs: all checked first, then applied in a fixed order
  *   hook-call.c        one hook run: its documents, the runner, its outputs
+ *   module-job.c       one module run or delete as a step machine, for the handlers below
  *   hook-task.c        handler: TASK_GLOBAL_HOOK_RUN, TASK_MODULE_HOOK_RUN
  *   converge.c         handler: TASK_CONVERGE ("reload all modules")
  *   module-run.c       handler: TASK_MODULE_RUN, TASK_MODULE_DELETE, TASK_MODULE_PURGE
+ *   module-group.c     handler: TASK_MODULE_GROUP_RUN (the modules of one order at once)
  *   global-sync.c      handler: TASK_KUBE_SYNC (the global hooks' Synchronization)
  *   engine.c           the handler table and the queues
  *   state-api.c        answers about the state: the debug socket, /status/converge
@@ -225,6 +227,8 @@ void op_metrics_module_gone(struct operator_state *op, const char *module);
 void op_metrics_binding_count(struct operator_state *op, const struct module *mod,
                               const struct ao_hook *hooks, size_t n);
 void op_metrics_config_error(struct operator_state *op);
+/** parallel_module_runs: module runs of a parallel group running now. */
+void op_metrics_parallel_runs(struct operator_state *op, size_t running);
 
 /* ---- tasks.c: every task, and the requests that queue them -------------------------------------- */
 
@@ -235,7 +239,8 @@ enum task_type {
         TASK_MODULE_RUN,
         TASK_MODULE_DELETE,
         TASK_MODULE_PURGE,
-        TASK_KUBE_SYNC, /* global hooks: start the monitors, then queue the Synchronization runs */
+        TASK_KUBE_SYNC,        /* global hooks: start the monitors, then queue the Synchronization runs */
+        TASK_MODULE_GROUP_RUN, /* the runs of several modules of one order, at once */
         _TASK_TYPE_MAX,
 };
 
@@ -269,6 +274,32 @@ struct module_task {
         struct module *module; /* borrowed (modules never go away while running); NULL for a purge */
         char *release;         /* owned: TASK_MODULE_PURGE's release */
         char *activation;      /* owned: why it runs, a metric label */
+};
+
+/* A module of a group run, and where its run is. */
+enum group_member_state {
+        MEMBER_WAITING,
+        MEMBER_RUNNING,
+        MEMBER_RETRYING, /* failed: its retry timer is armed */
+        MEMBER_DONE,
+};
+
+struct group_member {
+        struct module *module; /* borrowed */
+        enum group_member_state state;
+        unsigned failures;
+        struct ao_source *retry; /* owned: the back-off before its next attempt */
+        struct module_group_task *group;
+};
+
+/* TASK_MODULE_GROUP_RUN: done when every member's run has succeeded (module-group.c). */
+struct module_group_task {
+        struct operator_state *op;
+        struct ao_task *task;         /* while it runs */
+        struct group_member *members; /* owned */
+        size_t n, running, done;
+        bool starting;    /* start_members() is on the stack */
+        char *activation; /* owned */
 };
 
 /*
@@ -310,6 +341,11 @@ bool tasks_module_run_pending(struct operator_state *op, const struct module *mo
 void tasks_push_module_run(struct ao_task *before, struct module *mod, const char *activation);
 void tasks_push_module_delete(struct ao_task *before, struct module *mod, const char *activation);
 void tasks_push_module_purge(struct ao_task *before, const char *release, const char *activation);
+/** The runs of @n modules of one order as one task that runs several at once (@mods copied). */
+void tasks_push_module_group(struct ao_task *before, struct module *const *mods, size_t n,
+                             const char *activation);
+/** "ParallelModuleRun:a,b,c" and, while it runs, which members are running. malloc'd. */
+char *tasks_module_group_description(const struct module_group_task *g);
 /** The global Synchronization step (after the onStartup hooks). */
 void tasks_push_kube_sync(struct operator_state *op);
 
@@ -550,13 +586,31 @@ typedef void hook_call_done(struct operator_state *op, bool ok, const struct hoo
 int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hook *hook,
               const struct hook_run_info *info, const struct cJSON *contexts, hook_call_done *done,
               void *userdata);
-/* ---- the handlers: hook-task.c, converge.c, module-run.c, global-sync.c ------------------------------ */
+/* ---- module-job.c: one module run or delete ------------------------------------------------------- */
+
+typedef void module_job_done(struct operator_state *op, struct module *mod, bool ok, void *userdata);
+struct module_job_spec {
+        struct module *mod;
+        const char *activation; /* why it runs: a metric label */
+        struct ao_task *task;   /* the task it runs for: a run its afterHelm hooks request goes right after */
+        module_job_done *done;  /* called once, when the job ends */
+        void *userdata;
+};
+/** A module run: onStartup (the first time), Synchronization, beforeHelm, release, afterHelm. */
+void module_job_run(struct operator_state *op, const struct module_job_spec *spec);
+/** A module delete: beforeDeleteHelm, uninstall, afterDeleteHelm, then the module is reset. */
+void module_job_delete(struct operator_state *op, const struct module_job_spec *spec);
+/** How many module runs of one order may run at once: ADDON_OPERATOR_PARALLEL_MODULE_RUNS or the CPUs (>= 2). */
+size_t module_job_parallelism(const struct operator_state *op);
+
+/* ---- the handlers: hook-task.c, converge.c, module-run.c, module-group.c, global-sync.c ---------- */
 
 void hook_task_handle(struct operator_state *op, struct ao_task *t);
 void converge_handle(struct operator_state *op, struct ao_task *t);
 void module_run_handle(struct operator_state *op, struct ao_task *t);
 void module_delete_handle(struct operator_state *op, struct ao_task *t);
 void module_purge_handle(struct operator_state *op, struct ao_task *t);
+void module_group_handle(struct operator_state *op, struct ao_task *t);
 void global_sync_handle(struct operator_state *op, struct ao_task *t);
 
 /* ---- engine.c ------------------------------------------------------------------------------------- */

@@ -1,417 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Module run, delete and purge (lifecycle steps 5-7, 14, 15).
- *
- * A module run is one task that runs its steps in turn: onStartup hooks
- * (until a run of the module has succeeded since it was enabled: a failed
- * first run starts over from onStartup, as documented), then with a cluster
- * the kubernetes bindings' Synchronization runs (hooks in name order, each
- * binding in turn; bindings that do not wait for synchronization get a task
- * in their queue instead), beforeHelm hooks,
- * the values check for helm (x-required-for-helm), the release, afterHelm
- * hooks. Any failure fails the task and the queue retries it. afterHelm
- * hooks that change the module's values queue another run right after.
+ * The handlers of TASK_MODULE_RUN, TASK_MODULE_DELETE and TASK_MODULE_PURGE (lifecycle steps 5-7,
+ * 14, 15): one module's run or delete (module-job.c does the steps) and a purge, each the whole
+ * task; a failure fails the task and its queue retries it.
  */
-#include <cjson/cJSON.h>
-#include <string.h>
-
-#include "ao/alloc.h"
-#include "ao/binding-context.h"
 #include "ao/log.h"
-#include "ao/reactor.h"
-#include "ao/schema.h"
-#include "ao/values-store.h"
+#include "ao/queue.h"
 #include "internal.h"
 
-enum step {
-        STEP_ON_STARTUP,
-        STEP_KUBE_SYNC,
-        STEP_BEFORE_HELM,
-        STEP_HELM,
-        STEP_AFTER_HELM,
-        STEP_DONE,
-        /* module delete */
-        STEP_BEFORE_DELETE_HELM,
-        STEP_DELETE_HELM,
-        STEP_AFTER_DELETE_HELM,
-        STEP_DELETED,
-};
-
-/* One binding's Synchronization run inside a module run. */
-struct sync_run {
-        size_t hook_index;
-        size_t binding;
-};
-
-/* A run in progress: the hooks of the current step, in (order, name) order, and where we are. */
-struct module_job {
-        struct operator_state *op;
-        struct ao_task *task;
-        struct module *mod;
-        enum step step;
-        uint64_t started_usec;
-        struct ao_hook **hooks;
-        size_t n_hooks, next;
-        struct sync_run *syncs; /* STEP_KUBE_SYNC: the in-line Synchronization runs */
-        size_t n_syncs, next_sync;
-        char *checksum_before_after_helm;
-        uint64_t helm_started_usec;
-        bool has_release; /* ModuleDelete: there is a release to delete */
-};
-
-static enum ao_binding_type binding_of(enum step s)
+static void on_job_done(struct operator_state *op, struct module *mod, bool ok, void *userdata)
 {
-        switch (s) {
-        case STEP_ON_STARTUP:
-                return AO_BINDING_ON_STARTUP;
-        case STEP_BEFORE_HELM:
-                return AO_BINDING_BEFORE_HELM;
-        case STEP_AFTER_HELM:
-                return AO_BINDING_AFTER_HELM;
-        case STEP_BEFORE_DELETE_HELM:
-                return AO_BINDING_BEFORE_DELETE_HELM;
-        case STEP_AFTER_DELETE_HELM:
-                return AO_BINDING_AFTER_DELETE_HELM;
-        default:
-                return _AO_BINDING_TYPE_INVALID;
-        }
-}
-
-static struct module_job *job_new(struct operator_state *op, struct ao_task *t, struct module *mod,
-                                  enum step first)
-{
-        struct module_job *j = ao_xcalloc(1, sizeof(*j));
-        *j = (struct module_job){
-            .op = op, .task = t, .mod = mod, .step = first, .started_usec = ao_clock_now_usec()};
-        mod->busy++;
-        return j;
-}
-
-static void job_free(struct module_job *j)
-{
-        j->mod->busy--;
-        free(j->hooks);
-        free(j->syncs);
-        free(j->checksum_before_after_helm);
-        free(j);
-}
-
-static void job_finish(struct module_job *j, enum ao_task_result result)
-{
-        struct ao_task *t = j->task;
-        const struct module_task *mt = ao_task_payload(t);
-        bool ok = result == AO_TASK_SUCCESS;
-        if (ao_task_type(t) == TASK_MODULE_RUN)
-                op_metrics_module_run(j->op, j->mod, mt->activation, ao_clock_now_usec() - j->started_usec,
-                                      ok);
-        else if (!ok)
-                op_metrics_module_delete_failed(j->op, j->mod);
-        job_free(j);
-        ao_task_finish(t, result);
-}
-
-/* A step failed: the task fails and is retried by its queue. */
-static void job_failed(struct module_job *j, const char *message)
-{
-        ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}), "module '%s': %s", j->mod->name,
-                    message);
-        job_finish(j, AO_TASK_FAIL);
-}
-
-static int compare_by_order(const void *a, const void *b, void *userdata)
-{
-        enum ao_binding_type type = *(const enum ao_binding_type *) userdata;
-        const struct ao_hook *x = *(struct ao_hook *const *) a, *y = *(struct ao_hook *const *) b;
-        if (x->config.order[type] != y->config.order[type])
-                return x->config.order[type] < y->config.order[type] ? -1 : 1;
-        return strcmp(x->name, y->name);
-}
-
-static void select_hooks(struct module_job *j, enum ao_binding_type type)
-{
-        free(j->hooks);
-        const struct hook_owner *owner = &j->mod->owner;
-        j->hooks = ao_xcalloc(owner->n_hooks + 1, sizeof(*j->hooks));
-        j->n_hooks = 0;
-        j->next = 0;
-        for (size_t i = 0; i < owner->n_hooks; i++)
-                if (owner->hooks[i].config.has_order[type])
-                        j->hooks[j->n_hooks++] = &owner->hooks[i];
-        qsort_r(j->hooks, j->n_hooks, sizeof(*j->hooks), compare_by_order, &type);
-}
-
-static void job_step(struct module_job *j);
-static void enter_step(struct module_job *j, enum step s);
-
-static void on_step_hook_done(struct operator_state *op, bool ok, const struct hook_call_effects *effects,
-                              void *userdata)
-{
-        (void) op, (void) effects;
-        struct module_job *j = userdata;
-        if (!ok) {
-                job_finish(j, AO_TASK_FAIL);
-                return;
-        }
-        j->next++;
-        job_step(j);
-}
-
-/* Run the next hook of the current step; true when one was started (its callback continues). */
-static bool run_next_hook(struct module_job *j)
-{
-        if (j->next >= j->n_hooks)
-                return false;
-        struct ao_hook *hook = j->hooks[j->next];
-        enum ao_binding_type type = binding_of(j->step);
-        cJSON *contexts = cJSON_CreateArray();
-        struct ao_snapshot_source src = bindings_snapshot_source(&j->mod->owner, hook);
-        cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type, &src));
-        const struct module_task *mt = ao_task_payload(j->task);
-        struct hook_run_info info = {.binding_name = ao_binding_type_to_string(type),
-                                     .queue = AO_QUEUE_MAIN,
-                                     .activation = mt->activation};
-        int r = hook_call(j->op, &j->mod->owner, hook, &info, contexts, on_step_hook_done, j);
-        cJSON_Delete(contexts);
-        if (r < 0)
-                job_finish(j, AO_TASK_FAIL);
-        return true;
-}
-
-static void on_sync_hook_done(struct operator_state *op, bool ok, const struct hook_call_effects *effects,
-                              void *userdata)
-{
-        (void) op, (void) effects;
-        struct module_job *j = userdata;
-        if (!ok) {
-                job_finish(j, AO_TASK_FAIL);
-                return;
-        }
-        j->next_sync++;
-        job_step(j);
-}
-
-/* The next in-line Synchronization run; true when one was started (its callback continues). */
-static bool run_next_sync(struct module_job *j)
-{
-        if (j->next_sync >= j->n_syncs)
-                return false;
-        struct hook_owner *owner = &j->mod->owner;
-        struct sync_run *sr = &j->syncs[j->next_sync];
-        struct ao_hook *hook = &owner->hooks[sr->hook_index];
-        const struct ao_kubernetes_binding *b = &hook->config.kubernetes[sr->binding];
-        bindings_unlock(owner, hook, sr->binding);
-        cJSON *contexts = bindings_sync_contexts(j->op, owner, sr->hook_index, sr->binding, true);
-        struct hook_run_info info = {.binding_name = b->name,
-                                     .queue = AO_QUEUE_MAIN,
-                                     .activation = "Kubernetes",
-                                     .allow_failure = b->allow_failure};
-        int r = hook_call(j->op, owner, hook, &info, contexts, on_sync_hook_done, j);
-        cJSON_Delete(contexts);
-        if (r < 0)
-                job_finish(j, AO_TASK_FAIL);
-        return true;
-}
-
-/* A binding that waits for its Synchronization: the module run runs it in line. */
-static void plan_inline_sync(void *userdata, size_t hook_index, size_t binding)
-{
-        struct module_job *j = userdata;
-        j->syncs = ao_xreallocarray(j->syncs, j->n_syncs + 1, sizeof(*j->syncs));
-        j->syncs[j->n_syncs++] = (struct sync_run){hook_index, binding};
-}
-
-/* Every monitor has its objects: plan the Synchronization runs (hooks are sorted by name). */
-static void on_module_synced(struct operator_state *op, bool ok, void *userdata)
-{
-        struct module_job *j = userdata;
-        if (!ok) {
-                job_finish(j, AO_TASK_FAIL);
-                return;
-        }
-        free(j->syncs);
-        j->syncs = NULL;
-        j->n_syncs = j->next_sync = 0;
-        bindings_plan_sync(op, &j->mod->owner, NULL, plan_inline_sync, j);
-        job_step(j);
-}
-
-static void on_released(struct operator_state *op, struct ao_helm_manifest *rendered,
-                        const struct ao_error *error, void *userdata)
-{
-        struct module_job *j = userdata;
-        if (error) {
-                job_failed(j, error->msg);
-                return;
-        }
-        if (rendered)
-                release_monitor_start(op, j->mod, rendered);
-        const struct module_task *mt = ao_task_payload(j->task);
-        op_metrics_module_helm(op, j->mod, mt->activation, ao_clock_now_usec() - j->helm_started_usec);
-        enter_step(j, STEP_AFTER_HELM);
-        job_step(j);
-}
-
-/* The values helm gets, checked against the helm schema (x-required-for-helm) first. */
-static int release(struct module_job *j, struct ao_error *reterr)
-{
-        struct operator_state *op = j->op;
-        cJSON *doc = NULL;
-        int r = ao_values_store_helm_document(op->values, j->mod->owner.values, &doc, reterr);
-        if (r >= 0) {
-                const struct module_task *mt = ao_task_payload(j->task);
-                j->helm_started_usec = ao_clock_now_usec();
-                r = op->releases->upgrade(op, j->mod, doc, mt->activation, on_released, j, reterr);
-                cJSON_Delete(doc);
-        }
-        return r;
-}
-
-/* <key>Maintenance: NoResourceReconciliation: the release stays as it is, and is not healed. */
-static void skip_release(struct module_job *j)
-{
-        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", j->mod->name}),
-                    "module '%s' is in maintenance (NoResourceReconciliation): its release is not reconciled",
-                    j->mod->name);
-        release_monitor_stop(j->op, j->mod);
-        enter_step(j, STEP_AFTER_HELM);
-}
-
-static void on_release_removed(struct operator_state *op, const struct ao_error *error, void *userdata)
-{
-        (void) op;
-        struct module_job *j = userdata;
-        if (error) {
-                job_failed(j, error->msg);
-                return;
-        }
-        enter_step(j, STEP_AFTER_DELETE_HELM);
-        job_step(j);
-}
-
-static void enter_step(struct module_job *j, enum step s)
-{
-        j->step = s;
-        enum ao_binding_type type = binding_of(s);
-        j->n_hooks = j->next = 0;
-        if (type >= 0)
-                select_hooks(j, type);
-        if (s == STEP_AFTER_HELM)
-                j->checksum_before_after_helm = ao_values_store_checksum(j->op->values, j->mod->owner.values);
-}
-
-static void module_run_done(struct module_job *j)
-{
-        struct module *mod = j->mod;
-        mod->started = true;
-        schedules_enable(j->op, &mod->owner);
-        _cleanup_free_ char *after = ao_values_store_checksum(j->op->values, mod->owner.values);
-        if (strcmp(after, j->checksum_before_after_helm) != 0 && !tasks_module_run_pending(j->op, mod)) {
-                ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}),
-                            "module '%s': afterHelm hooks changed its values, running it again", mod->name);
-                tasks_request_module_run(j->op, mod, j->task, "AfterHelmValuesChanged");
-        }
-        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s' is up to date",
-                    mod->name);
-        job_finish(j, AO_TASK_SUCCESS);
-}
-
-static void module_deleted(struct module_job *j)
-{
-        struct module *mod = j->mod;
-        schedules_disable(&mod->owner);
-        bindings_stop(j->op, &mod->owner);
-        mod->started = false;
-        mod->crds_applied = false;
-        release_monitor_stop(j->op, mod);
-        ao_values_store_reset_patches(j->op->values, mod->owner.values);
-        op_metrics_module_gone(j->op, mod->name);
-        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s' deleted", mod->name);
-        job_finish(j, AO_TASK_SUCCESS);
-}
-
-static void job_step(struct module_job *j)
-{
-        struct ao_error err = {0};
-        for (;;) {
-                if (run_next_hook(j))
-                        return;
-                switch (j->step) {
-                case STEP_ON_STARTUP:
-                        if (j->op->kube && hook_owner_has_kube_bindings(&j->mod->owner)) {
-                                enter_step(j, STEP_KUBE_SYNC);
-                                bindings_when_synced(j->op, &j->mod->owner, on_module_synced, j);
-                                return;
-                        }
-                        enter_step(j, STEP_BEFORE_HELM);
-                        break;
-                case STEP_KUBE_SYNC:
-                        if (run_next_sync(j))
-                                return;
-                        enter_step(j, STEP_BEFORE_HELM);
-                        break;
-                case STEP_BEFORE_HELM:
-                        enter_step(j, STEP_HELM);
-                        break;
-                case STEP_HELM:
-                        if (modules_in_maintenance(j->mod, ao_values_store_config(j->op->values))) {
-                                skip_release(j);
-                                break;
-                        }
-                        /* The release step calls back (maybe at once); nothing of @j is touched after. */
-                        if (release(j, &err) < 0)
-                                job_failed(j, err.msg);
-                        return;
-                case STEP_AFTER_HELM:
-                        module_run_done(j);
-                        return;
-                case STEP_BEFORE_DELETE_HELM:
-                        enter_step(j, STEP_DELETE_HELM);
-                        break;
-                case STEP_DELETE_HELM:
-                        if (!j->has_release) {
-                                enter_step(j, STEP_AFTER_DELETE_HELM);
-                                break;
-                        }
-                        if (j->op->releases->remove(j->op, j->mod->name, on_release_removed, j, &err) < 0)
-                                job_failed(j, err.msg);
-                        return;
-                case STEP_AFTER_DELETE_HELM:
-                        module_deleted(j);
-                        return;
-                default:
-                        job_finish(j, AO_TASK_SUCCESS);
-                        return;
-                }
-        }
-}
-
-static void on_purged(struct operator_state *op, const struct ao_error *error, void *userdata)
-{
-        struct ao_task *t = userdata;
-        const struct module_task *mt = ao_task_payload(t);
-        if (error) {
-                ao_log(AO_LOG_ERROR, "purge of release '%s': %s", mt->release, error->msg);
-                ao_task_finish(t, AO_TASK_FAIL);
-                return;
-        }
-        ao_log(AO_LOG_INFO, "release '%s' purged: its module directory is gone", mt->release);
-        op_metrics_module_gone(op, mt->release);
-        ao_task_finish(t, AO_TASK_SUCCESS);
-}
-
-/* ModuleDelete starts once it is known whether there is a release: beforeDeleteHelm needs one. */
-static void on_release_known(struct operator_state *op, int exists, const struct ao_error *error,
-                             void *userdata)
-{
-        (void) op;
-        struct module_job *j = userdata;
-        if (exists < 0) {
-                job_failed(j, error ? error->msg : "cannot tell whether the release exists");
-                return;
-        }
-        j->has_release = exists > 0;
-        enter_step(j, j->has_release ? STEP_BEFORE_DELETE_HELM : STEP_DELETE_HELM);
-        job_step(j);
+        (void) op, (void) mod;
+        ao_task_finish(userdata, ok ? AO_TASK_SUCCESS : AO_TASK_FAIL);
 }
 
 void module_run_handle(struct operator_state *op, struct ao_task *t)
@@ -429,18 +29,31 @@ void module_run_handle(struct operator_state *op, struct ao_task *t)
                 ao_task_finish(t, AO_TASK_SUCCESS);
                 return;
         }
-        struct module_job *j = job_new(op, t, mt->module, STEP_ON_STARTUP);
-        enter_step(j, mt->module->started ? STEP_BEFORE_HELM : STEP_ON_STARTUP);
-        job_step(j);
+        struct module_job_spec spec = {
+            .mod = mt->module, .activation = mt->activation, .task = t, .done = on_job_done, .userdata = t};
+        module_job_run(op, &spec);
 }
 
 void module_delete_handle(struct operator_state *op, struct ao_task *t)
 {
         struct module_task *mt = ao_task_payload(t);
-        struct module_job *j = job_new(op, t, mt->module, STEP_BEFORE_DELETE_HELM);
-        struct ao_error err = {0};
-        if (op->releases->exists(op, mt->module->name, on_release_known, j, &err) < 0)
-                job_failed(j, err.msg);
+        struct module_job_spec spec = {
+            .mod = mt->module, .activation = mt->activation, .task = t, .done = on_job_done, .userdata = t};
+        module_job_delete(op, &spec);
+}
+
+static void on_purged(struct operator_state *op, const struct ao_error *error, void *userdata)
+{
+        struct ao_task *t = userdata;
+        const struct module_task *mt = ao_task_payload(t);
+        if (error) {
+                ao_log(AO_LOG_ERROR, "purge of release '%s': %s", mt->release, error->msg);
+                ao_task_finish(t, AO_TASK_FAIL);
+                return;
+        }
+        ao_log(AO_LOG_INFO, "release '%s' purged: its module directory is gone", mt->release);
+        op_metrics_module_gone(op, mt->release);
+        ao_task_finish(t, AO_TASK_SUCCESS);
 }
 
 void module_purge_handle(struct operator_state *op, struct ao_task *t)

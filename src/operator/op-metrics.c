@@ -49,6 +49,7 @@ struct operator_metrics {
         struct ao_metric_family *convergence_seconds, *convergence_total;
         struct ao_metric_family *binding_count;
         struct ao_metric_family *config_errors;
+        struct ao_metric_family *parallel_runs;
         struct ao_source *ticks;
         struct ao_source *queue_sampler;
 };
@@ -192,6 +193,9 @@ int op_metrics_init(struct operator_state *op)
         ao_metric_add(om->discover_errors, NULL, 0);
         ao_metric_add(om->discover_errors_peer, NULL, 0);
         ao_metric_add(om->config_errors, NULL, 0);
+        om->parallel_runs = family(op, "parallel_module_runs", AO_METRIC_GAUGE,
+                                   "Module runs of one order running at once in a parallel group", NULL);
+        ao_metric_set(om->parallel_runs, NULL, 0);
         int r = ao_reactor_add_time_relative(op->reactor, &om->ticks, LIVE_TICK_USEC, on_live_tick, op);
         if (r >= 0)
                 r = ao_reactor_add_time_relative(op->reactor, &om->queue_sampler, QUEUE_SAMPLE_USEC,
@@ -332,4 +336,9 @@ void op_metrics_binding_count(struct operator_state *op, const struct module *mo
 void op_metrics_config_error(struct operator_state *op)
 {
         ao_metric_add(op->om->config_errors, NULL, 1);
+}
+
+void op_metrics_parallel_runs(struct operator_state *op, size_t running)
+{
+        ao_metric_set(op->om->parallel_runs, NULL, (double) running);
 }

@@ -12,6 +12,8 @@
 #include "ao/binding-context.h"
 #include "ao/hooks.h"
 #include "ao/queue.h"
+#include "ao/reactor.h"
+#include "ao/strbuf.h"
 #include "internal.h"
 
 struct ao_queue *tasks_queue(struct operator_state *op, const char *name)
@@ -222,6 +224,51 @@ void tasks_request_module_run(struct operator_state *op, struct module *mod, str
                 ao_queue_push_after(after, &spec);
         else
                 ao_queue_push_tail(tasks_queue(op, AO_QUEUE_MAIN), &spec);
+}
+
+/* ---- group runs ----------------------------------------------------------------------------------- */
+
+static void module_group_task_free(void *payload)
+{
+        struct module_group_task *g = payload;
+        for (size_t i = 0; i < g->n; i++)
+                ao_source_free(g->members[i].retry);
+        free(g->members);
+        free(g->activation);
+        free(g);
+}
+
+char *tasks_module_group_description(const struct module_group_task *g)
+{
+        struct ao_strbuf sb = {0};
+        ao_strbuf_append(&sb, "ParallelModuleRun:");
+        for (size_t i = 0; i < g->n; i++)
+                ao_strbuf_appendf(&sb, "%s%s", i ? "," : "", g->members[i].module->name);
+        const char *sep = " (running ";
+        for (size_t i = 0; i < g->n; i++)
+                if (g->members[i].state == MEMBER_RUNNING) {
+                        ao_strbuf_appendf(&sb, "%s%s", sep, g->members[i].module->name);
+                        sep = ",";
+                }
+        if (sep[0] == ',')
+                ao_strbuf_append(&sb, ")");
+        return ao_strbuf_steal(&sb);
+}
+
+void tasks_push_module_group(struct ao_task *before, struct module *const *mods, size_t n,
+                             const char *activation)
+{
+        struct module_group_task *g = ao_xcalloc(1, sizeof(*g));
+        *g = (struct module_group_task){
+            .members = ao_xcalloc(n + 1, sizeof(*g->members)), .n = n, .activation = ao_xstrdup(activation)};
+        for (size_t i = 0; i < n; i++)
+                g->members[i] = (struct group_member){.module = mods[i], .group = g};
+        _cleanup_free_ char *description = tasks_module_group_description(g);
+        struct ao_task_spec spec = {.type = TASK_MODULE_GROUP_RUN,
+                                    .description = description,
+                                    .payload = g,
+                                    .payload_free = module_group_task_free};
+        ao_queue_push_before(before, &spec);
 }
 
 /* ---- the global Synchronization step ------------------------------------------------------------- */

@@ -309,6 +309,28 @@ static bool global_hooks_loaded(void)
 
 /* ---- set-up ------------------------------------------------------------------------------------ */
 
+/*
+ * A beforeHelm hook of module par-<me> that says it started and waits (at most 20 s) for module
+ * par-<other>'s: both log "saw" only when they run at the same time. With @fail_first its first
+ * run fails afterwards.
+ */
+static void write_parallel_hook(const char *me, const char *other, bool fail_first)
+{
+        _cleanup_free_ char *rel = ao_xasprintf("modules/002-par-%s/hooks/p.sh", me);
+        _cleanup_free_ char *body = ao_xasprintf(
+            "#!/bin/sh\n"
+            "if [ \"$1\" = --config ]; then echo '{\"configVersion\":\"v1\",\"beforeHelm\":1}'; exit 0; fi\n"
+            "d=%s\n"
+            "touch $d/%s.started\n"
+            "i=0; while [ ! -e $d/%s.started ] && [ $i -lt 2000 ]; do i=$((i+1)); sleep 0.01; done\n"
+            "if [ -e $d/%s.started ]; then echo %s:saw >>$d/par.log; else echo %s:alone >>$d/par.log; fi\n"
+            "if %s && [ ! -e $d/%s.failed ]; then touch $d/%s.failed; echo %s:fails >>$d/par.log; exit 1; "
+            "fi\n"
+            "exit 0\n",
+            scratch, me, other, other, me, me, fail_first ? "true" : "false", me, me, me);
+        write_file(rel, body, 0755);
+}
+
 static void write_tree(void)
 {
         write_hook("global/hooks/g.sh", "g",
@@ -317,7 +339,10 @@ static void write_tree(void)
         write_file("global/openapi/config-values.yaml",
                    "type: object\nproperties:\n  limit:\n    type: integer\n", 0644);
         write_hook("modules/001-app/hooks/h.sh", "h", "{\"configVersion\":\"v1\",\"beforeHelm\":1}");
-        write_file("modules/values.yaml", "appEnabled: true\nglobal:\n  list: []\n", 0644);
+        write_file("modules/values.yaml",
+                   "appEnabled: true\nparAEnabled: false\nparBEnabled: false\nglobal:\n  list: []\n", 0644);
+        write_parallel_hook("a", "b", false);
+        write_parallel_hook("b", "a", true);
 }
 
 static void setup(void)
@@ -555,6 +580,33 @@ static void test_invalid_values_patch_sends_no_object_patch(void)
         tap_is_int(cluster.applies, applies, "a values patch that does not apply: no object patch is sent");
 }
 
+static bool par_released(void)
+{
+        return strstr(releases, "upgrade par-a") && strstr(releases, "upgrade par-b") && main_queue_idle();
+}
+
+/*
+ * Two modules of one order, enabled by a global hook: their runs overlap (each hook sees the
+ * other's start), and the one whose first run fails is retried alone while the group waits.
+ */
+static void test_parallel_module_runs(void)
+{
+        tap_ok(module_job_parallelism(&op) >= 2, "parallel module runs by default (the CPUs, at least 2)");
+        global_hook_does("echo '[{\"op\":\"add\",\"path\":\"/parAEnabled\",\"value\":true},"
+                         "{\"op\":\"add\",\"path\":\"/parBEnabled\",\"value\":true}]' "
+                         ">\"$VALUES_JSON_PATCH_PATH\"\n");
+        queue_global_run(false);
+        run_until(par_released);
+        _cleanup_free_ char *log = read_file("par.log");
+        bool a_saw = strstr(log, "a:saw") != NULL, b_saw = strstr(log, "b:saw") != NULL;
+        tap_ok(a_saw && b_saw, "the two runs of one order overlapped (par.log: %s)", log);
+        tap_ok(strstr(log, "b:fails") && !strstr(log, "alone"), "par-b's first run failed");
+        tap_is_int(ao_queue_length(tasks_queue(&op, AO_QUEUE_MAIN)), 0, "the group task finished");
+        _cleanup_free_ char *tail = ao_xstrdup(strstr(releases, "upgrade par-"));
+        tap_ok(strstr(tail, "upgrade par-a") && strstr(tail, "upgrade par-b") && !strstr(tail, "upgrade app"),
+               "both released after the module of the order before (%s)", releases);
+}
+
 static void test_queued_sync_context_has_no_items(void)
 {
         struct ao_hook hook = {.name = "hooks/pods.sh"};
@@ -591,6 +643,7 @@ int main(void)
         test_cluster_failure_then_retry_applies_once();
         test_invalid_config_patch_changes_nothing();
         test_invalid_values_patch_sends_no_object_patch();
+        test_parallel_module_runs();
         test_queued_sync_context_has_no_items();
         teardown();
         return tap_done();
