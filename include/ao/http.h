@@ -75,5 +75,10 @@ struct ao_http *ao_http_stop(struct ao_http *h);
 uint16_t ao_http_port(const struct ao_http *h);
 /** /readyz answers 200 from now on (false: 500 again). Any thread. */
 void ao_http_set_ready(struct ao_http *h, bool ready);
+/**
+ * What /readyz answers with its 500 (a line ending in '\n'; NULL or "": "Startup converge in
+ * progress"). Copied, cut at 255 bytes. Any thread.
+ */
+void ao_http_set_not_ready_reason(struct ao_http *h, const char *reason);
 /** Requests received since start, both listeners together (for tests and metrics). Any thread. */
 uint64_t ao_http_requests(const struct ao_http *h);

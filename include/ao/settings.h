@@ -39,6 +39,7 @@ struct ao_settings {
         char *modules_dir_raw;            /* the unsplit value, for logs */
         int64_t unnumbered_modules_order; /* 1 */
         int64_t parallel_module_runs;     /* 0: the number of CPUs, at least 2 */
+        bool isolate_failing_modules;     /* a failed module run moves to a queue of its own */
         char *tmp_dir;                    /* "/tmp/addon-operator" */
         bool strict_check_values_mode;
         char *state_dir;   /* "": <tmp_dir>/state */

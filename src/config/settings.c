@@ -55,6 +55,10 @@ const struct ao_setting_def setting_defs[] = {
      "0", AO_SETTING_TYPE_INT, FIELD(parallel_module_runs), RANGE(0, 1024),
      .help = "Module runs of one order at a time in a converge (0: the number of CPUs, at least 2; 1: one "
              "after another)"},
+    {AO_SETTING_SECTION_LAYOUT, FLAGS("isolate-failing-modules"),
+     ENVS("ADDON_OPERATOR_ISOLATE_FAILING_MODULES"), "false", AO_SETTING_TYPE_BOOL,
+     FIELD(isolate_failing_modules),
+     .help = "A module whose run fails is retried in a queue of its own instead of holding back main"},
     {AO_SETTING_SECTION_LAYOUT, FLAGS("tmp-dir"), ENVS("ADDON_OPERATOR_TMP_DIR", "SHELL_OPERATOR_TMP_DIR"),
      "/tmp/addon-operator", AO_SETTING_TYPE_STRING, FIELD(tmp_dir), .metavar = "DIR",
      .help = "Directory for the temporary files passed to hooks (unset and not tmpfs: /dev/shm if tmpfs)"},

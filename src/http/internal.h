@@ -86,7 +86,8 @@ struct ao_http {
         struct ao_source *wakeup; /* owned; a wake-up source on the main thread's reactor */
         pthread_mutex_t lock;
         bool lock_inited;
-        struct ao_http_call *pending;       /* under lock: submitted, not yet taken by the main thread */
+        struct ao_http_call *pending; /* under lock: submitted, not yet taken by the main thread */
+        char not_ready[256];          /* under lock: what /readyz says while not ready; "": the default */
         struct ao_http_call **pending_tail; /* under lock */
         bool closed;                        /* under lock: no more submissions */
 };

@@ -111,6 +111,18 @@ static void respond_metrics(struct ao_http *h, h2o_req_t *req, struct ao_metrics
         respond_str(h, req, 200, metrics_content_type, text ? text : "");
 }
 
+/* 500 with what the operator said holds readiness back (a module that does not converge), if anything. */
+static void respond_not_ready(struct ao_http *h, h2o_req_t *req)
+{
+        char text[sizeof(h->not_ready) + 1];
+        pthread_mutex_lock(&h->lock);
+        (void) snprintf(text, sizeof(text), "%s", h->not_ready);
+        pthread_mutex_unlock(&h->lock);
+        if (text[0] == '\0')
+                (void) snprintf(text, sizeof(text), "Startup converge in progress\n");
+        respond_str(h, req, 500, text_plain, text);
+}
+
 static bool iovec_is(h2o_iovec_t v, const char *s)
 {
         return h2o_memis(v.base, v.len, s, strlen(s));
@@ -142,7 +154,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
                 if (atomic_load(&h->ready))
                         respond_str(h, req, 200, text_plain, "Startup converge done.\n");
                 else
-                        respond_str(h, req, 500, text_plain, "Startup converge in progress\n");
+                        respond_not_ready(h, req);
         } else {
                 size_t len = path.len;
                 enum ao_http_format format = ao_http_format_from_path(path.base, &len);
@@ -617,6 +629,13 @@ int ao_http_start(struct ao_reactor *reactor, const struct ao_http_options *opti
 uint16_t ao_http_port(const struct ao_http *h)
 {
         return h->port;
+}
+
+void ao_http_set_not_ready_reason(struct ao_http *h, const char *reason)
+{
+        pthread_mutex_lock(&h->lock);
+        (void) snprintf(h->not_ready, sizeof(h->not_ready), "%s", reason ? reason : "");
+        pthread_mutex_unlock(&h->lock);
 }
 
 void ao_http_set_ready(struct ao_http *h, bool ready)

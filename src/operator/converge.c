@@ -388,8 +388,7 @@ static void converge_done(struct operator_state *op, struct ao_task *t, struct c
                        ct->reason);
         op->first_converge_done = true;
         op_metrics_converge_done(op, ct->reason, took);
-        if (op->http) /* absent in the unit tests of the engine */
-                ao_http_set_ready(op->http, true);
+        readiness_update(op);
         ao_task_finish(t, AO_TASK_SUCCESS);
 }
 

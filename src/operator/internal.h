@@ -21,6 +21,7 @@
  *   schedules.c        schedule bindings to hook tasks
  *   run-outputs.c      a run's outputs: all checked first, then applied in a fixed order
  *   hook-call.c        one hook run: its documents, the runner, its outputs
+ *   readiness.c        what /readyz says: the first converge, and modules that hold convergence back
  *   module-job.c       one module run or delete as a step machine, for the handlers below
  *   hook-task.c        handler: TASK_GLOBAL_HOOK_RUN, TASK_MODULE_HOOK_RUN
  *   converge.c         handler: TASK_CONVERGE ("reload all modules")
@@ -122,11 +123,12 @@ struct module {
             *files; /* owned: its values.yaml and openapi/ until the values store takes them */
 
         /* runtime */
-        struct hook_owner owner;         /* its hooks, once loaded */
-        bool enabled;                    /* by the last discovery */
-        bool started;                    /* a module run succeeded since it was enabled: onStartup done */
-        bool crds_applied;               /* crds/ went to the cluster since the module was enabled */
-        unsigned busy;                   /* its module run or hooks running now (the release monitor waits) */
+        struct hook_owner owner; /* its hooks, once loaded */
+        bool enabled;            /* by the last discovery */
+        bool started;            /* a module run succeeded since it was enabled: onStartup done */
+        bool crds_applied;       /* crds/ went to the cluster since the module was enabled */
+        unsigned busy;           /* its module run or hooks running now (the release monitor waits) */
+        bool isolated; /* ADDON_OPERATOR_ISOLATE_FAILING_MODULES: its failed run retries in its own queue */
         struct release_monitor *monitor; /* owned: release auto-healing (release-monitor.c), with a cluster */
 };
 
@@ -346,6 +348,14 @@ void tasks_push_module_group(struct ao_task *before, struct module *const *mods,
                              const char *activation);
 /** "ParallelModuleRun:a,b,c" and, while it runs, which members are running. malloc'd. */
 char *tasks_module_group_description(const struct module_group_task *g);
+/**
+ * ADDON_OPERATOR_ISOLATE_FAILING_MODULES: a run of @mod in a queue of its own ("isolated-<module>"),
+ * where it retries with back-off without holding back main; nothing when one waits there already.
+ */
+void tasks_isolate_module_run(struct operator_state *op, struct module *mod, const char *activation);
+/** Whether @t runs in an isolated module's own queue. */
+bool tasks_in_isolation_queue(const struct ao_task *t);
+
 /** The global Synchronization step (after the onStartup hooks). */
 void tasks_push_kube_sync(struct operator_state *op);
 
@@ -586,6 +596,18 @@ typedef void hook_call_done(struct operator_state *op, bool ok, const struct hoo
 int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hook *hook,
               const struct hook_run_info *info, const struct cJSON *contexts, hook_call_done *done,
               void *userdata);
+/* ---- readiness.c -------------------------------------------------------------------------------------- */
+
+/** Set /readyz: ready once the first converge is done and no isolated module holds convergence back. */
+void readiness_update(struct operator_state *op);
+/** The modules whose isolated runs have not succeeded yet, "'a', 'b'", or NULL. malloc'd. */
+char *readiness_held_back(const struct operator_state *op);
+/**
+ * A run of @mod failed where isolation applies: it goes on in the module's own queue, and the
+ * caller goes on as if it had succeeded. Returns false when isolation is off.
+ */
+bool readiness_isolate(struct operator_state *op, struct module *mod, const char *activation);
+
 /* ---- module-job.c: one module run or delete ------------------------------------------------------- */
 
 typedef void module_job_done(struct operator_state *op, struct module *mod, bool ok, void *userdata);

@@ -67,11 +67,14 @@ static void retry_later(struct group_member *m)
 
 static void on_member_done(struct operator_state *op, struct module *mod, bool ok, void *userdata)
 {
-        (void) op, (void) mod;
         struct group_member *m = userdata;
         struct module_group_task *g = m->group;
         g->running--;
-        if (ok) {
+        if (ok && mod->isolated) {
+                mod->isolated = false;
+                readiness_update(op);
+        }
+        if (ok || readiness_isolate(op, mod, g->activation)) {
                 m->state = MEMBER_DONE;
                 g->done++;
         } else {

@@ -335,6 +335,10 @@ static void module_deleted(struct module_job *j)
         bindings_stop(j->op, &mod->owner);
         mod->started = false;
         mod->crds_applied = false;
+        if (mod->isolated) { /* a deleted module holds nothing back */
+                mod->isolated = false;
+                readiness_update(j->op);
+        }
         release_monitor_stop(j->op, mod);
         ao_values_store_reset_patches(j->op->values, mod->owner.values);
         op_metrics_module_gone(j->op, mod->name);

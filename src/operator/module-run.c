@@ -10,8 +10,16 @@
 
 static void on_job_done(struct operator_state *op, struct module *mod, bool ok, void *userdata)
 {
-        (void) op, (void) mod;
-        ao_task_finish(userdata, ok ? AO_TASK_SUCCESS : AO_TASK_FAIL);
+        struct ao_task *t = userdata;
+        if (ok && mod->isolated) {
+                mod->isolated = false;
+                readiness_update(op);
+        } else if (!ok && ao_task_type(t) == TASK_MODULE_RUN && !tasks_in_isolation_queue(t)) {
+                const struct module_task *mt = ao_task_payload(t);
+                /* Isolated: the run retries in the module's own queue; this queue goes on. */
+                ok = readiness_isolate(op, mod, mt->activation);
+        }
+        ao_task_finish(t, ok ? AO_TASK_SUCCESS : AO_TASK_FAIL);
 }
 
 void module_run_handle(struct operator_state *op, struct ao_task *t)
@@ -26,6 +34,15 @@ void module_run_handle(struct operator_state *op, struct ao_task *t)
                 ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mt->module->name}),
                             "module '%s' is disabled, dropping its run (%s)", mt->module->name,
                             mt->activation);
+                if (mt->module->isolated) {
+                        mt->module->isolated = false;
+                        readiness_update(op);
+                }
+                ao_task_finish(t, AO_TASK_SUCCESS);
+                return;
+        }
+        /* A run in main succeeded since: the one left in the isolation queue is not needed. */
+        if (tasks_in_isolation_queue(t) && !mt->module->isolated) {
                 ao_task_finish(t, AO_TASK_SUCCESS);
                 return;
         }

@@ -151,7 +151,23 @@ static size_t pending_tasks(struct operator_state *op)
         return n;
 }
 
-/* The Go operator's /status/converge lines and JSON keys. */
+/*
+ * ADDON_OPERATOR_ISOLATE_FAILING_MODULES: the modules whose isolated runs keep failing, by name;
+ * the key is there only when there are some, so the document is the Go operator's otherwise.
+ */
+static void add_held_back(const struct operator_state *op, cJSON *doc)
+{
+        cJSON *names = NULL;
+        for (size_t i = 0; i < op->modules.n; i++) {
+                if (!op->modules.items[i].isolated)
+                        continue;
+                if (!names)
+                        names = cJSON_AddArrayToObject(doc, "CONVERGE_HELD_BACK");
+                cJSON_AddItemToArray(names, cJSON_CreateString(op->modules.items[i].name));
+        }
+}
+
+/* The Go operator's /status/converge lines and JSON keys, and the modules held back. */
 static int converge_status(struct operator_state *op, bool output_json, cJSON **ret_body)
 {
         size_t tasks = pending_tasks(op);
@@ -167,6 +183,7 @@ static int converge_status(struct operator_state *op, bool output_json, cJSON **
                 cJSON_AddNumberToObject(doc, "STARTUP_CONVERGE_IN_PROGRESS",
                                         startup && !not_started ? (double) tasks : 0);
                 cJSON_AddBoolToObject(doc, "STARTUP_CONVERGE_NOT_STARTED", not_started);
+                add_held_back(op, doc);
                 *ret_body = doc;
                 return 200;
         }
@@ -181,7 +198,11 @@ static int converge_status(struct operator_state *op, bool output_json, cJSON **
         else
                 (void) snprintf(text, sizeof(text), "STARTUP_CONVERGE_DONE\n%s",
                                 tasks ? "CONVERGE_WAIT_TASK\n" : "");
-        return reply_text(200, ret_body, text);
+        _cleanup_free_ char *held = readiness_held_back(op);
+        if (!held)
+                return reply_text(200, ret_body, text);
+        _cleanup_free_ char *with_held = ao_xasprintf("%sCONVERGE_HELD_BACK: %s\n", text, held);
+        return reply_text(200, ret_body, with_held);
 }
 
 int state_api_handle(const char *path, const char *query, cJSON **ret_body, void *userdata)

@@ -271,6 +271,27 @@ void tasks_push_module_group(struct ao_task *before, struct module *const *mods,
         ao_queue_push_before(before, &spec);
 }
 
+/* ---- isolated module runs ------------------------------------------------------------------------ */
+
+#define ISOLATION_QUEUE_PREFIX "isolated-"
+
+bool tasks_in_isolation_queue(const struct ao_task *t)
+{
+        return strncmp(ao_queue_name(ao_task_queue(t)), ISOLATION_QUEUE_PREFIX,
+                       strlen(ISOLATION_QUEUE_PREFIX)) == 0;
+}
+
+void tasks_isolate_module_run(struct operator_state *op, struct module *mod, const char *activation)
+{
+        _cleanup_free_ char *name = ao_xasprintf(ISOLATION_QUEUE_PREFIX "%s", mod->name);
+        struct ao_queue *q = tasks_queue(op, name);
+        if (ao_queue_find(q, true, is_run_of, mod))
+                return;
+        _cleanup_free_ char *description = NULL;
+        struct ao_task_spec spec = module_task_spec(TASK_MODULE_RUN, mod, NULL, activation, &description);
+        ao_queue_push_tail(q, &spec);
+}
+
 /* ---- the global Synchronization step ------------------------------------------------------------- */
 
 void tasks_push_kube_sync(struct operator_state *op)

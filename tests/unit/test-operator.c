@@ -607,6 +607,44 @@ static void test_parallel_module_runs(void)
                "both released after the module of the order before (%s)", releases);
 }
 
+static bool isolation_queue_idle(void)
+{
+        struct ao_queue *q = ao_queues_get(op.queues, "isolated-app", false);
+        return q && ao_queue_is_idle(q);
+}
+
+/*
+ * ADDON_OPERATOR_ISOLATE_FAILING_MODULES: a module whose run fails moves to a queue of its own,
+ * main goes on with what follows it, and the module is named as holding convergence back until
+ * its run succeeds.
+ */
+static void test_failing_module_is_isolated(void)
+{
+        struct module *app = &op.modules.items[0];
+        cli.settings.isolate_failing_modules = true;
+        write_file("h.run", "exit 1\n", 0644);
+        write_file("runs.log", "", 0644);
+        global_hook_does(":");
+        tasks_request_module_run(&op, app, NULL, "Test");
+        queue_global_run(false);
+        run_until(main_queue_idle);
+        _cleanup_free_ char *runs = read_file("runs.log");
+        /* The isolated queue retries at once, beside main: only that g ran at all is certain. */
+        tap_ok(strncmp(runs, "h:beforeHelm\n", 13) == 0 && strstr(runs, "g:tick\n"),
+               "main went on to the next task after the module's run failed (%s)", runs);
+        tap_ok(app->isolated, "the module is isolated");
+        struct ao_queue *q = ao_queues_get(op.queues, "isolated-app", false);
+        tap_is_int(q ? ao_queue_length(q) : 0, 1, "its run retries in queue isolated-app");
+        _cleanup_free_ char *held = readiness_held_back(&op);
+        tap_is_str(held ? held : "", "'app'", "it is named as holding convergence back");
+        _cleanup_free_ char *h_run = ao_xasprintf("%s/h.run", scratch);
+        (void) unlink(h_run);
+        run_until(isolation_queue_idle);
+        _cleanup_free_ char *after = readiness_held_back(&op);
+        tap_ok(!app->isolated && !after, "once its run succeeds, nothing is held back");
+        cli.settings.isolate_failing_modules = false;
+}
+
 static void test_queued_sync_context_has_no_items(void)
 {
         struct ao_hook hook = {.name = "hooks/pods.sh"};
@@ -644,6 +682,7 @@ int main(void)
         test_invalid_config_patch_changes_nothing();
         test_invalid_values_patch_sends_no_object_patch();
         test_parallel_module_runs();
+        test_failing_module_is_isolated();
         test_queued_sync_context_has_no_items();
         teardown();
         return tap_done();
