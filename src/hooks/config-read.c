@@ -110,13 +110,13 @@ const char *hook_config_type_name(const cJSON *json)
 /* ---- typed members ---------------------------------------------------------------------------------- */
 
 int hook_config_members(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
-                           const char *const *names, size_t n, const cJSON **ret_members)
+                        const char *const *names, size_t n, const cJSON **ret_members)
 {
         char buf[AO_HOOK_CONFIG_SHOW_MAX];
 
         if (!cJSON_IsObject(json))
                 return hook_config_fail(ctx, -EINVAL, path, "must be an object, not %s",
-                                           hook_config_type_name(json));
+                                        hook_config_type_name(json));
         for (size_t i = 0; i < n; i++)
                 ret_members[i] = NULL;
         for (const cJSON *m = json->child; m; m = m->next) {
@@ -132,7 +132,7 @@ int hook_config_members(struct ao_hook_config_ctx *ctx, const char *path, const 
                                 len += (size_t) snprintf(allowed + len, sizeof(allowed) - len, "%s%s",
                                                          j > 0 ? ", " : "", names[j]);
                         return hook_config_fail(ctx, -EINVAL, path, "unknown key '%s' (allowed: %s)",
-                                                   hook_config_show(buf, key), allowed);
+                                                hook_config_show(buf, key), allowed);
                 }
                 /* ao_yaml_load() refuses duplicate keys; a tree built elsewhere may still have them. */
                 if (ret_members[i])
@@ -143,11 +143,11 @@ int hook_config_members(struct ao_hook_config_ctx *ctx, const char *path, const 
 }
 
 int hook_config_get_string(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
-                              bool allow_empty, const char **ret)
+                           bool allow_empty, const char **ret)
 {
         if (!cJSON_IsString(json) || !json->valuestring)
                 return hook_config_fail(ctx, -EINVAL, path, "must be a string, not %s",
-                                           hook_config_type_name(json));
+                                        hook_config_type_name(json));
         if (!allow_empty && json->valuestring[0] == '\0')
                 return hook_config_fail(ctx, -EINVAL, path, "must not be empty");
         *ret = json->valuestring;
@@ -158,7 +158,7 @@ int hook_config_get_bool(struct ao_hook_config_ctx *ctx, const char *path, const
 {
         if (!cJSON_IsBool(json))
                 return hook_config_fail(ctx, -EINVAL, path, "must be a boolean, not %s",
-                                           hook_config_type_name(json));
+                                        hook_config_type_name(json));
         *ret = cJSON_IsTrue(json);
         return 0;
 }
@@ -175,38 +175,38 @@ static const char *format_number(char buf[static 32], double v)
 }
 
 /* An integral JSON number in [max(min, -ORDER_MAX), ORDER_MAX]. */
-int hook_config_get_integer(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
-                               int64_t min, int64_t *ret)
+int hook_config_get_integer(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json, int64_t min,
+                            int64_t *ret)
 {
         char buf[32];
 
         if (!cJSON_IsNumber(json))
                 return hook_config_fail(ctx, -EINVAL, path, "must be an integer, not %s",
-                                           hook_config_type_name(json));
+                                        hook_config_type_name(json));
         double v = json->valuedouble;
         if (!isfinite(v))
                 return hook_config_fail(ctx, -EINVAL, path, "must be an integer, not %s",
-                                           isnan(v) ? "NaN" : "infinite");
+                                        isnan(v) ? "NaN" : "infinite");
         if (v < -ORDER_MAX || v > ORDER_MAX)
                 return hook_config_fail(ctx, -EINVAL, path, "%s is out of range (-2^53, 2^53)",
-                                           format_number(buf, v));
+                                        format_number(buf, v));
         if ((double) (int64_t) v != v)
                 return hook_config_fail(ctx, -EINVAL, path, "%s is not an integer", format_number(buf, v));
         if ((int64_t) v < min)
-                return hook_config_fail(ctx, -EINVAL, path, "must be at least %" PRId64 ", not %" PRId64,
-                                           min, (int64_t) v);
+                return hook_config_fail(ctx, -EINVAL, path, "must be at least %" PRId64 ", not %" PRId64, min,
+                                        (int64_t) v);
         *ret = (int64_t) v;
         return 0;
 }
 
 int hook_config_get_array(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
-                             size_t min_items, size_t *ret_n)
+                          size_t min_items, size_t *ret_n)
 {
         size_t n = 0;
 
         if (!cJSON_IsArray(json))
                 return hook_config_fail(ctx, -EINVAL, path, "must be an array, not %s",
-                                           hook_config_type_name(json));
+                                        hook_config_type_name(json));
         for (const cJSON *c = json->child; c; c = c->next)
                 n++;
         if (n < min_items)
@@ -219,8 +219,8 @@ int hook_config_charge(struct ao_hook_config_ctx *ctx, const char *path, size_t 
 {
         if (n > AO_HOOK_CONFIG_MAX_ITEMS - ctx->n_items)
                 return hook_config_fail(ctx, -E2BIG, path,
-                                           "too many list entries: more than %u in the configuration",
-                                           AO_HOOK_CONFIG_MAX_ITEMS);
+                                        "too many list entries: more than %u in the configuration",
+                                        AO_HOOK_CONFIG_MAX_ITEMS);
         ctx->n_items += n;
         return 0;
 }
@@ -248,7 +248,7 @@ static const char *find_duplicate(char *const *items, size_t n)
 }
 
 int hook_config_get_strv(struct ao_hook_config_ctx *ctx, const char *path, const cJSON *json,
-                            size_t min_items, bool unique, struct ao_strv *ret)
+                         size_t min_items, bool unique, struct ao_strv *ret)
 {
         _cleanup_(ao_strv_done) struct ao_strv v = {0};
         char p[AO_HOOK_CONFIG_PATH_MAX], buf[AO_HOOK_CONFIG_SHOW_MAX];
@@ -279,7 +279,7 @@ int hook_config_get_strv(struct ao_hook_config_ctx *ctx, const char *path, const
                                 if (strcmp(v.items[i], dup) == 0 && ++seen == 2)
                                         break;
                         return hook_config_fail(ctx, -EINVAL, hook_config_path_index(p, path, i),
-                                                   "'%s' is listed twice", hook_config_show(buf, dup));
+                                                "'%s' is listed twice", hook_config_show(buf, dup));
                 }
         }
         *ret = v;
