@@ -21,7 +21,6 @@
 #include "ao/kube-discovery-fetch.h"
 #include "ao/kube-discovery.h"
 #include "ao/helm-output.h"
-#include "ao/watch-view.h"
 #include "ao/kube-presence.h"
 #include "ao/kubeconfig.h"
 #include "ao/lease.h"

@@ -22,7 +22,6 @@
 
 #include "ao/alloc.h"
 #include "ao/hook-run.h"
-#include "ao/http.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"

@@ -54,12 +54,12 @@ static void retry_later(struct group_member *m)
         uint64_t delay =
             ao_backoff_scale_usec(op->settings->retry_delay_scale, ao_queue_backoff_usec(m->failures++));
         m->state = MEMBER_RETRYING;
-        if (!m->retry && ao_reactor_add_time_relative(op->reactor, &m->retry, delay, on_retry, m) >= 0)
-                (void) ao_source_set_enabled(m->retry, AO_SOURCE_ONESHOT);
-        else if (m->retry) {
-                (void) ao_source_set_time_relative(m->retry, delay);
-                (void) ao_source_set_enabled(m->retry, AO_SOURCE_ONESHOT);
+        if (!m->retry && ao_reactor_add_time_relative(op->reactor, &m->retry, delay, on_retry, m) < 0) {
+                m->state = MEMBER_WAITING; /* no timer: the next start tries it again */
+                return;
         }
+        (void) ao_source_set_time_relative(m->retry, delay);
+        (void) ao_source_set_enabled(m->retry, AO_SOURCE_ONESHOT);
         ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"module", m->module->name}),
                     "module '%s': its run in a parallel group failed, retrying in %.1fs", m->module->name,
                     (double) delay / 1e6);
