@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/base64.h"
 #include "ao/input.h"
 #include "ao/json-type.h"
 #include "ao/quote.h"
@@ -172,78 +173,11 @@ static int get_mapping(const struct kc_node *node, const char *key, struct kc_no
         return 0;
 }
 
-/* ---- base64 --------------------------------------------------------------------------------------- */
-
-static int base64_digit(unsigned char c)
-{
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
-/* One group of four symbols into @out; returns the bytes written (1 to 3), or -EINVAL. */
-static int base64_quantum(const unsigned char q[static 4], char *out)
-{
-        int a = base64_digit(q[0]), b = base64_digit(q[1]);
-        int c = q[2] == '=' ? 0 : base64_digit(q[2]), d = q[3] == '=' ? 0 : base64_digit(q[3]);
-
-        if (a < 0 || b < 0 || c < 0 || d < 0 || (q[2] == '=' && q[3] != '='))
-                return -EINVAL;
-        uint32_t v = (uint32_t) a << 18 | (uint32_t) b << 12 | (uint32_t) c << 6 | (uint32_t) d;
-        out[0] = (char) (v >> 16);
-        out[1] = (char) (v >> 8);
-        out[2] = (char) v;
-        return q[2] == '=' ? 1 : q[3] == '=' ? 2 : 3;
-}
-
-/*
- * Standard base64 with padding, as Go's encoding/base64 StdEncoding reads kubeconfig []byte fields;
- * white space (the line breaks of wrapped data) is skipped. The result is NUL-terminated for callers
- * that want a C string. -EINVAL for anything else, including data after the padding.
- */
-static int base64_decode(const char *s, char **ret, size_t *ret_len)
-{
-        size_t len = strlen(s), n = 0, nq = 0;
-        _cleanup_free_ char *out = ao_xmalloc(len / 4 * 3 + 4);
-        unsigned char q[4];
-        bool padded = false;
-
-        for (const unsigned char *p = (const unsigned char *) s; *p; p++) {
-                if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-                        continue;
-                if (padded)
-                        return -EINVAL;
-                q[nq++] = *p;
-                if (nq < 4)
-                        continue;
-                nq = 0;
-                int k = base64_quantum(q, out + n);
-                if (k < 0)
-                        return k;
-                n += (size_t) k;
-                padded = k < 3;
-        }
-        if (nq != 0)
-                return -EINVAL;
-        out[n] = '\0';
-        *ret = TAKE_PTR(out);
-        *ret_len = n;
-        return 0;
-}
-
 /* @key as base64 data: NULL when unset or when it decodes to nothing. */
 static int get_data(const struct kc_node *node, const char *key, char **ret, size_t *ret_len,
                     struct ao_error *reterr)
 {
-        const char *s;
+        const char *s = NULL; /* gcc -O3 cannot see that get_string() sets it whenever it returns 0 */
         char *data;
         size_t len;
         int r = get_string(node, key, &s, reterr);
@@ -252,7 +186,7 @@ static int get_data(const struct kc_node *node, const char *key, char **ret, siz
                 return r;
         if (!s)
                 return 0;
-        if (base64_decode(s, &data, &len) < 0)
+        if (ao_base64_decode_dup(s, strlen(s), &data, &len) < 0)
                 return fail(reterr, node, key, "not valid base64");
         if (len == 0) {
                 free(data);

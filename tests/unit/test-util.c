@@ -2,7 +2,7 @@
 /*
  * Tests for src/util: strbuf escaping, errors, the hash map, the token bucket, the logger's formats and
  * non-blocking output, and the parser toolkit (quoting, JSON type names, the input prologue, string
- * tables, back-off).
+ * tables, back-off, base64).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/backoff.h"
+#include "ao/base64.h"
 #include "ao/error.h"
 #include "ao/hashmap.h"
 #include "ao/input.h"
@@ -557,6 +558,83 @@ static void test_backoff_scale(void)
         tap_is_int(ao_backoff_wait_usec(&b, 1, 4 * SEC), 2 * SEC, "backoff wait: at least 4 s, then scaled");
 }
 
+/* Decodes @text with both entry points; returns the code and, on success, the bytes in @out. */
+static int b64(const char *text, char *out, size_t *ret_len)
+{
+        size_t len = strlen(text), n = 12345, n2 = 54321;
+        char *dup = NULL;
+        int r = ao_base64_decode(text, len, out, &n);
+        int r2 = ao_base64_decode_dup(text, len, &dup, &n2);
+
+        tap_is_int(r2, r, "base64 '%s': both entry points agree", text);
+        if (r == 0) {
+                tap_ok(n2 == n && memcmp(dup, out, n) == 0 && dup[n] == '\0',
+                       "base64 '%s': the copy holds the same bytes and a NUL", text);
+                *ret_len = n;
+        } else {
+                tap_ok(n == 12345 && n2 == 54321 && !dup, "base64 '%s': nothing written on failure", text);
+        }
+        free(dup);
+        return r;
+}
+
+static void test_base64(void)
+{
+        static const struct {
+                const char *text, *want;
+                size_t want_len;
+        } good[] = {
+            {"", "", 0},
+            {"TWFu", "Man", 3},
+            {"TWE=", "Ma", 2},
+            {"TQ==", "M", 1},
+            {"TWFuTWFu", "ManMan", 6},
+            {" TW\tFu\r\nTQ==\n", "ManM", 4},
+            {"TR==", "M", 1}, /* unused low bits not checked, as Go's StdEncoding */
+            {"AAEC/+8=", "\x00\x01\x02\xff\xef", 5},
+            {"+/+/", "\xfb\xff\xbf", 3},
+            {"  \n", "", 0},
+        };
+        static const char *const bad[] = {
+            "TWF",       /* group cut short */
+            "TQ",        /* padding required */
+            "TQ=",       /* still short */
+            "TQ===",     /* three pads */
+            "T===",      /* three pads in one group */
+            "TW=u",      /* '=' inside a group */
+            "=QWE",      /* '=' first */
+            "TQ==TWFu",  /* data after the padding */
+            "TQ== TQ==", /* a second padded group */
+            "TW-u",      /* URL alphabet */
+            "TW_u",      /* URL alphabet */
+            "TWFu\v",    /* vertical tab is not skipped */
+            "TWF\x80",   /* non-ASCII */
+        };
+        char out[64];
+        size_t n;
+
+        for (size_t i = 0; i < AO_ARRAY_SIZE(good); i++) {
+                tap_is_int(b64(good[i].text, out, &n), 0, "base64 '%s': decodes", good[i].text);
+                tap_ok(n == good[i].want_len && memcmp(out, good[i].want, n) == 0,
+                       "base64 '%s': %zu exact bytes", good[i].text, good[i].want_len);
+        }
+        for (size_t i = 0; i < AO_ARRAY_SIZE(bad); i++)
+                tap_is_int(b64(bad[i], out, &n), -EINVAL, "base64 '%s': -EINVAL", bad[i]);
+
+        /* A NUL inside the given length is a byte like any other: refused. */
+        tap_is_int(ao_base64_decode("TQ==\0TQ==", 9, out, &n), -EINVAL, "base64: embedded NUL refused");
+        /* Only @len bytes are read. */
+        tap_is_int(ao_base64_decode("TWFuTWFu", 4, out, &n), 0, "base64: stops at len");
+        tap_is_int(n, 3, "base64: 3 bytes of the first group");
+        tap_is_int(AO_BASE64_DECODED_MAX(8), 6, "base64: the bound for 8 symbols");
+        tap_is_int(AO_BASE64_DECODED_MAX(7), 3, "base64: the bound for 7 bytes");
+
+        /* In place, with white space making the text longer than its groups. */
+        char text[] = "SGVs bG8s IHdv cmxk IQ==\n";
+        tap_is_int(ao_base64_decode(text, strlen(text), text, &n), 0, "base64: in place");
+        tap_ok(n == 13 && memcmp(text, "Hello, world!", 13) == 0, "base64: in place gives the exact bytes");
+}
+
 int main(void)
 {
         test_strbuf();
@@ -572,6 +650,7 @@ int main(void)
         test_backoff_go();
         test_backoff_doubling();
         test_backoff_scale();
+        test_base64();
         if (pipe2(log_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
                 tap_bail("pipe2");
         test_log_formats();
