@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,6 +98,7 @@ static void fake_start(struct server *fk, const char *extra)
         if (fk->pid < 0)
                 tap_bail("fork");
         if (fk->pid == 0) {
+                (void) prctl(PR_SET_PDEATHSIG, SIGTERM); /* a test killed on its timeout leaves no server */
                 int fd = open(log_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
                 if (fd >= 0) {
                         dup2(fd, STDOUT_FILENO);
