@@ -16,8 +16,24 @@
  *     exponential back-off (0.8 s doubling to 30 s; Retry-After honoured), resuming the watch
  *     from the last resourceVersion (a truncated event was not applied, so it comes again).
  *
- * Identical informers are shared: subscribing twice to the same (resource, namespace,
- * selectors) gives two subscriptions of one informer and one watch on the server.
+ * Identical informers are shared: subscribing twice to the same query (resource, namespace,
+ * selectors, mode) gives two subscriptions of one informer and one watch on the server.
+ *
+ * Metadata-only mode (ao_informer_query.metadata_only), as client-go's metadata informers: for
+ * subscribers that need only the objects' metadata (deletions, labels, ownerReferences), the
+ * LIST asks for "Accept: application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,
+ * application/json" and the WATCH for "...;as=PartialObjectMetadata;...". Every server since
+ * 1.15 then sends {"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1","metadata":{..}}
+ * objects: the whole metadata (name, namespace, uid, resourceVersion, labels, annotations,
+ * ownerReferences, finalizers, deletionTimestamp, managedFields) and nothing else, which saves
+ * the bandwidth and the parsing of the rest. The informer hands them on as the server sent
+ * them: a server that does not know the media type falls back to the second one and sends full
+ * objects with the resource's own kind and apiVersion, and those go out as they are too. So a
+ * subscriber in this mode reads "metadata" only and does not look at kind and apiVersion (it
+ * knows the resource from its query). A re-list's DELETED stub (see ops.event) carries kind
+ * PartialObjectMetadata and apiVersion meta.k8s.io/v1 in this mode. Everything else (410
+ * handling, back-off, sharing, memory) is the same in both modes; a metadata-only informer and
+ * a full one of the same resource, namespace and selectors are two informers with two watches.
  *
  * Memory: once every subscriber has read the initial state, the informer keeps only each
  * object's key and resourceVersion (what the difference after a re-list needs); subscribers
@@ -55,9 +71,10 @@ enum ao_informer_stat {
         AO_INFORMER_RECOVERED, /* an event a re-list's difference found, not the watch (@event says which) */
 };
 
-/** Which informer counted: its resource ("v1/configmaps"), namespace ("" for all) and selectors. */
+/** Which informer counted: its resource ("v1/configmaps"), namespace ("" for all), selectors and mode. */
 struct ao_informer_identity {
         const char *resource, *ns, *label_selector, *field_selector; /* selectors "" when none */
+        bool metadata_only;
 };
 
 typedef void ao_informer_stat_observer(const struct ao_informer_identity *who, enum ao_informer_stat stat,
@@ -95,13 +112,20 @@ struct ao_informer_sub_ops {
                       bool partial, void *userdata);
 };
 
+/** What a subscription watches. Every pointer is borrowed for the call only, except @resource. */
+struct ao_informer_query {
+        const struct ao_kube_resource *resource; /* must outlive the subscription */
+        const char *ns;             /* NULL or "": all namespaces, or a cluster-scoped resource */
+        const char *label_selector; /* in the API's query syntax; NULL or "": none */
+        const char *field_selector; /* likewise */
+        bool metadata_only;         /* PartialObjectMetadata objects (see the top of this file) */
+};
+
 /**
- * Subscribe to the informer for @res (borrowed; must outlive the subscription) in @ns (NULL or
- * "": all namespaces, or a cluster-scoped resource) with the selectors in the API's query
- * syntax (NULL or "": none). Starts the informer if it is new.
+ * Subscribe to the informer for @q (copied), starting it if it is new. Subscriptions with equal
+ * queries share one informer. Fails only with -ENOMEM (the informer's timer could not be added).
  */
-int ao_informers_subscribe(struct ao_informers *reg, const struct ao_kube_resource *res, const char *ns,
-                           const char *label_selector, const char *field_selector,
+int ao_informers_subscribe(struct ao_informers *reg, const struct ao_informer_query *q,
                            const struct ao_informer_sub_ops *ops, void *userdata,
                            struct ao_informer_sub **ret, struct ao_error *reterr);
 /** End a subscription; the informer stops with its last one. NULL is accepted. */

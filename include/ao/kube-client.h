@@ -85,16 +85,26 @@ const char *ao_kube_client_server(const struct ao_kube_client *c);
 int ao_kube_request(struct ao_kube_client *c, const char *method, const char *path_query,
                     const char *content_type, const char *body, size_t len, ao_kube_done_handler *done,
                     void *userdata, struct ao_kube_request **ret, struct ao_error *reterr);
+/**
+ * ao_kube_request() with @accept (copied) as the Accept header's value instead of
+ * "application/json" (NULL: that one). The informers' metadata-only lists ask for
+ * PartialObjectMetadataList this way.
+ */
+int ao_kube_request_accept(struct ao_kube_client *c, const char *accept, const char *method,
+                           const char *path_query, const char *content_type, const char *body, size_t len,
+                           ao_kube_done_handler *done, void *userdata, struct ao_kube_request **ret,
+                           struct ao_error *reterr);
 
 /**
  * Start a stream (GET, not rate limited). For a 2xx status body bytes go to @data; a non-2xx
  * body is collected (capped at 64 KiB) and given to @done. @done is called exactly once when
  * the stream ends for any reason (server closed it, transport error, @data asked to stop)
- * unless cancelled. @idle_timeout_usec: end the stream when no byte arrives for that long (0: never).
+ * unless cancelled. @accept: the Accept header's value (copied; NULL: "application/json").
+ * @idle_timeout_usec: end the stream when no byte arrives for that long (0: never).
  */
-int ao_kube_stream(struct ao_kube_client *c, const char *path_query, uint64_t idle_timeout_usec,
-                   ao_kube_data_handler *data, ao_kube_done_handler *done, void *userdata,
-                   struct ao_kube_request **ret, struct ao_error *reterr);
+int ao_kube_stream(struct ao_kube_client *c, const char *path_query, const char *accept,
+                   uint64_t idle_timeout_usec, ao_kube_data_handler *data, ao_kube_done_handler *done,
+                   void *userdata, struct ao_kube_request **ret, struct ao_error *reterr);
 
 /** Abort a request or stream; its callbacks are never called afterwards. NULL is accepted. */
 void ao_kube_request_cancel(struct ao_kube_request *req);

@@ -292,8 +292,13 @@ static int ns_watch_add(struct ao_watch_view *m, const char *ns, struct ao_error
         w->next = m->watches;
         m->watches = w;
         for (size_t i = 0; i < m->n_field_selectors; i++) {
-                int r = ao_informers_subscribe(m->env.informers, m->res, ns, m->label_selector,
-                                               m->field_selectors[i], &object_ops, w, &w->subs[i], reterr);
+                const struct ao_informer_query q = {
+                    .resource = m->res,
+                    .ns = ns,
+                    .label_selector = m->label_selector,
+                    .field_selector = m->field_selectors[i],
+                };
+                int r = ao_informers_subscribe(m->env.informers, &q, &object_ops, w, &w->subs[i], reterr);
                 if (r < 0)
                         return r;
                 w->n_subs++;
@@ -387,8 +392,9 @@ static int start_watches(struct ao_watch_view *m, struct ao_error *reterr)
                 if (!ns_res)
                         return ao_error_set(reterr, -ENOENT, "%s", err.msg);
                 char *sel = ao_label_selector_format(&b->namespace_labels);
-                int r = ao_informers_subscribe(m->env.informers, ns_res, NULL, sel, NULL, &namespace_ops, m,
-                                               &m->namespaces, reterr);
+                const struct ao_informer_query q = {.resource = ns_res, .label_selector = sel};
+                int r =
+                    ao_informers_subscribe(m->env.informers, &q, &namespace_ops, m, &m->namespaces, reterr);
                 free(sel);
                 return r;
         }

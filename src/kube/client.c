@@ -42,6 +42,7 @@ struct ao_kube_request {
         char *method;
         char *path_query;
         char *content_type;
+        char *accept; /* NULL: "application/json" */
         char *body;
         size_t body_len;
         uint64_t idle_timeout_usec;
@@ -148,6 +149,7 @@ static void request_free(struct ao_kube_request *r)
         free(r->method);
         free(r->path_query);
         free(r->content_type);
+        free(r->accept);
         free(r->body);
         free(r);
 }
@@ -357,7 +359,9 @@ static int setup_tls(struct ao_kube_client *c, CURL *e)
 
 static struct curl_slist *build_headers(struct ao_kube_client *c, const struct ao_kube_request *r)
 {
-        struct curl_slist *h = curl_slist_append(NULL, "Accept: application/json");
+        char *accept = ao_xasprintf("Accept: %s", r->accept ? r->accept : "application/json");
+        struct curl_slist *h = curl_slist_append(NULL, accept);
+        free(accept);
         if (r->content_type) {
                 char *ct = ao_xasprintf("Content-Type: %s", r->content_type);
                 h = curl_slist_append(h, ct);
@@ -498,28 +502,31 @@ static int on_limiter_timer(struct ao_source *s, uint64_t now, void *userdata)
 /* ---- public API ------------------------------------------------------------------------------- */
 
 static struct ao_kube_request *request_new(struct ao_kube_client *c, const char *method,
-                                           const char *path_query, ao_kube_done_handler *done, void *userdata)
+                                           const char *path_query, const char *accept,
+                                           ao_kube_done_handler *done, void *userdata)
 {
         struct ao_kube_request *r = ao_xcalloc(1, sizeof(*r));
         r->client = c;
         r->method = ao_xstrdup(method);
         r->path_query = ao_xstrdup(path_query);
+        r->accept = accept ? ao_xstrdup(accept) : NULL;
         r->on_done = done;
         r->userdata = userdata;
         r->queued_usec = ao_reactor_now(c->reactor);
         return r;
 }
 
-int ao_kube_request(struct ao_kube_client *c, const char *method, const char *path_query,
-                    const char *content_type, const char *body, size_t len, ao_kube_done_handler *done,
-                    void *userdata, struct ao_kube_request **ret, struct ao_error *reterr)
+int ao_kube_request_accept(struct ao_kube_client *c, const char *accept, const char *method,
+                           const char *path_query, const char *content_type, const char *body, size_t len,
+                           ao_kube_done_handler *done, void *userdata, struct ao_kube_request **ret,
+                           struct ao_error *reterr)
 {
         if (!done || !path_query || path_query[0] != '/')
                 return ao_error_set(reterr, -EINVAL, "bad request '%s'", path_query ? path_query : "(null)");
         if (body && !content_type)
                 return ao_error_set(reterr, -EINVAL, "%s %s: a body needs a content type", method,
                                     path_query);
-        struct ao_kube_request *r = request_new(c, method, path_query, done, userdata);
+        struct ao_kube_request *r = request_new(c, method, path_query, accept, done, userdata);
         if (body) {
                 r->body = ao_xmalloc(len + 1);
                 memcpy(r->body, body, len);
@@ -535,13 +542,21 @@ int ao_kube_request(struct ao_kube_client *c, const char *method, const char *pa
         return 0;
 }
 
-int ao_kube_stream(struct ao_kube_client *c, const char *path_query, uint64_t idle_timeout_usec,
-                   ao_kube_data_handler *data, ao_kube_done_handler *done, void *userdata,
-                   struct ao_kube_request **ret, struct ao_error *reterr)
+int ao_kube_request(struct ao_kube_client *c, const char *method, const char *path_query,
+                    const char *content_type, const char *body, size_t len, ao_kube_done_handler *done,
+                    void *userdata, struct ao_kube_request **ret, struct ao_error *reterr)
+{
+        return ao_kube_request_accept(c, NULL, method, path_query, content_type, body, len, done, userdata,
+                                      ret, reterr);
+}
+
+int ao_kube_stream(struct ao_kube_client *c, const char *path_query, const char *accept,
+                   uint64_t idle_timeout_usec, ao_kube_data_handler *data, ao_kube_done_handler *done,
+                   void *userdata, struct ao_kube_request **ret, struct ao_error *reterr)
 {
         if (!done || !data || !path_query || path_query[0] != '/')
                 return ao_error_set(reterr, -EINVAL, "bad stream '%s'", path_query ? path_query : "(null)");
-        struct ao_kube_request *r = request_new(c, "GET", path_query, done, userdata);
+        struct ao_kube_request *r = request_new(c, "GET", path_query, accept, done, userdata);
         r->stream = true;
         r->on_data = data;
         r->idle_timeout_usec = idle_timeout_usec;

@@ -453,8 +453,12 @@ int ao_config_map_open(const struct ao_config_map_options *options, struct ao_co
         }
         (void) ao_source_set_enabled(cm->retry, AO_SOURCE_OFF);
         char *selector = ao_xasprintf("metadata.name=%s", options->name);
-        r = ao_informers_subscribe(options->informers, options->resource, options->namespace_, NULL, selector,
-                                   &watch_ops, cm, &cm->sub, reterr);
+        const struct ao_informer_query q = {
+            .resource = options->resource,
+            .ns = options->namespace_,
+            .field_selector = selector,
+        };
+        r = ao_informers_subscribe(options->informers, &q, &watch_ops, cm, &cm->sub, reterr);
         free(selector);
         if (r < 0) {
                 ao_config_map_free(cm);

@@ -51,6 +51,17 @@
 #define TEXT_BLOCK_FIRST      (64u * 1024) /* text arena blocks double from here ... */
 #define TEXT_BLOCK_MAX        (8u * 1024 * 1024) /* ... to here (larger only for one larger object) */
 
+/*
+ * Metadata-only informers ask for PartialObjectMetadata, falling back to full objects (servers
+ * before 1.15). A watch needs the object type: the list type there makes a real server end the
+ * stream at the first event, and a list needs the list type (the object type is 406).
+ */
+#define ACCEPT_METADATA_LIST \
+        "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+#define ACCEPT_METADATA      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+#define METADATA_API_VERSION "meta.k8s.io/v1"
+#define METADATA_KIND        "PartialObjectMetadata"
+
 enum informer_phase {
         PHASE_LISTING,
         PHASE_WATCHING,
@@ -85,6 +96,7 @@ struct informer {
         char *key;
         const struct ao_kube_resource *res;
         char *ns, *label_selector, *field_selector;
+        bool metadata_only;
         char *collection; /* the resource's path for this namespace */
         enum informer_phase phase;
         struct ao_hashmap *objects;       /* "ns/name" → stored_object */
@@ -208,8 +220,9 @@ static struct stored_object *stored_new(const cJSON *obj, struct text_block **te
 static cJSON *stub_object(const struct informer *inf, const char *key, const struct stored_object *o)
 {
         cJSON *obj = cJSON_CreateObject(), *meta = cJSON_CreateObject();
-        cJSON_AddStringToObject(obj, "apiVersion", inf->res->api_version);
-        cJSON_AddStringToObject(obj, "kind", inf->res->kind);
+        cJSON_AddStringToObject(obj, "apiVersion",
+                                inf->metadata_only ? METADATA_API_VERSION : inf->res->api_version);
+        cJSON_AddStringToObject(obj, "kind", inf->metadata_only ? METADATA_KIND : inf->res->kind);
         cJSON_AddItemToObject(obj, "metadata", meta);
         /* Keys are "namespace/name" or, cluster-scoped, "name": neither part can hold a '/'. */
         const char *slash = strchr(key, '/');
@@ -336,9 +349,9 @@ static void count(struct informer *inf, enum ao_informer_stat stat, enum ao_watc
                 return;
         char resource[256];
         snprintf(resource, sizeof(resource), "%s/%s", inf->res->api_version, inf->res->name);
-        struct ao_informer_identity who = {resource, inf->ns ? inf->ns : "",
-                                           inf->label_selector ? inf->label_selector : "",
-                                           inf->field_selector ? inf->field_selector : ""};
+        struct ao_informer_identity who = {
+            resource, inf->ns ? inf->ns : "", inf->label_selector ? inf->label_selector : "",
+            inf->field_selector ? inf->field_selector : "", inf->metadata_only};
         inf->reg->options.on_stat(&who, stat, event, inf->reg->options.userdata);
 }
 
@@ -492,7 +505,13 @@ static void on_list_page(const struct ao_kube_response *resp, void *userdata)
         }
         struct ao_kube_list list = {0};
         struct ao_error err = {0};
-        const char *kind = inf->res->kind, *api_version = inf->res->api_version;
+        /*
+         * Items without kind and apiVersion get the resource's. A PartialObjectMetadataList's items
+         * carry theirs; a server that fell back to full objects sends the resource's list, whose
+         * kind and apiVersion say the same as the resource.
+         */
+        const char *kind = inf->metadata_only ? NULL : inf->res->kind;
+        const char *api_version = inf->metadata_only ? NULL : inf->res->api_version;
         if (ao_kube_list_parse(resp->body, resp->len, kind, api_version, &list, &err) < 0) {
                 ao_log(AO_LOG_WARN, "informer %s: bad list response: %s", inf->key, err.msg);
                 report_error(inf, "fail");
@@ -528,8 +547,9 @@ static void start_list(struct informer *inf)
         }
         append_selectors(&q, inf);
         struct ao_error err = {0};
-        if (ao_kube_request(inf->reg->client, "GET", ao_strbuf_str(&q), NULL, NULL, 0, on_list_page, inf,
-                            &inf->request, &err) < 0) {
+        if (ao_kube_request_accept(inf->reg->client, inf->metadata_only ? ACCEPT_METADATA_LIST : NULL, "GET",
+                                   ao_strbuf_str(&q), NULL, NULL, 0, on_list_page, inf, &inf->request,
+                                   &err) < 0) {
                 ao_log(AO_LOG_ERROR, "informer %s: %s", inf->key, err.msg);
                 retry_later(inf, 0, true);
         }
@@ -653,8 +673,8 @@ static void start_watch(struct informer *inf)
         append_selectors(&q, inf);
         struct ao_error err = {0};
         uint64_t idle = (uint64_t) (timeout + WATCH_IDLE_GRACE_SEC) * 1000000ULL;
-        if (ao_kube_stream(inf->reg->client, ao_strbuf_str(&q), idle, on_watch_data, on_watch_done, inf,
-                           &inf->request, &err) < 0) {
+        if (ao_kube_stream(inf->reg->client, ao_strbuf_str(&q), inf->metadata_only ? ACCEPT_METADATA : NULL,
+                           idle, on_watch_data, on_watch_done, inf, &inf->request, &err) < 0) {
                 ao_log(AO_LOG_ERROR, "informer %s: %s", inf->key, err.msg);
                 retry_later(inf, 0, false);
         }
@@ -715,16 +735,17 @@ static char *dup_nonempty(const char *s)
 }
 
 static struct informer *informer_new(struct ao_informers *reg, const char *key,
-                                     const struct ao_kube_resource *res, const char *ns,
-                                     const char *label_selector, const char *field_selector)
+                                     const struct ao_informer_query *q)
 {
+        const struct ao_kube_resource *res = q->resource;
         struct informer *inf = ao_xcalloc(1, sizeof(*inf));
         inf->reg = reg;
         inf->key = ao_xstrdup(key);
         inf->res = res;
-        inf->ns = res->namespaced ? dup_nonempty(ns) : NULL;
-        inf->label_selector = dup_nonempty(label_selector);
-        inf->field_selector = dup_nonempty(field_selector);
+        inf->ns = res->namespaced ? dup_nonempty(q->ns) : NULL;
+        inf->label_selector = dup_nonempty(q->label_selector);
+        inf->field_selector = dup_nonempty(q->field_selector);
+        inf->metadata_only = q->metadata_only;
         inf->collection = ao_kube_resource_path(res, inf->ns, NULL);
         inf->objects = ao_hashmap_new(stored_free);
         inf->decoder = ao_watch_decoder_new(AO_WATCH_EVENT_MAX, on_watch_event, inf);
@@ -801,18 +822,23 @@ size_t ao_informers_count(const struct ao_informers *reg)
         return ao_hashmap_size(reg->informers);
 }
 
-int ao_informers_subscribe(struct ao_informers *reg, const struct ao_kube_resource *res, const char *ns,
-                           const char *label_selector, const char *field_selector,
+int ao_informers_subscribe(struct ao_informers *reg, const struct ao_informer_query *q,
                            const struct ao_informer_sub_ops *ops, void *userdata,
                            struct ao_informer_sub **ret, struct ao_error *reterr)
 {
-        const char *scoped_ns = res->namespaced && ns ? ns : "";
-        char *key = ao_xasprintf("%s/%s|%s|%s|%s", res->api_version, res->name, scoped_ns,
-                                 label_selector ? label_selector : "", field_selector ? field_selector : "");
+        const struct ao_kube_resource *res = q->resource;
+        const char *scoped_ns = res->namespaced && q->ns ? q->ns : "";
+        /*
+         * The key names the informer in logs. A metadata-only one is "v1/configmaps:metadata|...": a
+         * resource's name has no ':', so no full informer's key can look like it.
+         */
+        char *key = ao_xasprintf(
+            "%s/%s%s|%s|%s|%s", res->api_version, res->name, q->metadata_only ? ":metadata" : "", scoped_ns,
+            q->label_selector ? q->label_selector : "", q->field_selector ? q->field_selector : "");
         struct informer *inf = ao_hashmap_get(reg->informers, key);
         bool fresh = !inf;
         if (fresh) {
-                inf = informer_new(reg, key, res, scoped_ns, label_selector, field_selector);
+                inf = informer_new(reg, key, q);
                 if (!inf) {
                         free(key);
                         return ao_error_set(reterr, -ENOMEM, "cannot start an informer for %s", res->name);

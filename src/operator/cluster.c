@@ -98,7 +98,10 @@ static void on_informer_stat(const struct ao_informer_identity *who, enum ao_inf
                                  : event == AO_WATCH_EVENT_MODIFIED ? "Modified"
                                  : event == AO_WATCH_EVENT_DELETED  ? "Deleted"
                                                                     : "";
-        const char *labels[] = {who->resource, who->ns, who->label_selector, who->field_selector, event_name};
+        /* A metadata-only informer is "v1/secrets:metadata", beside the full one of the same query. */
+        char resource[300];
+        snprintf(resource, sizeof(resource), "%s%s", who->resource, who->metadata_only ? ":metadata" : "");
+        const char *labels[] = {resource, who->ns, who->label_selector, who->field_selector, event_name};
         struct ao_metric_family *family = stat == AO_INFORMER_RELIST          ? k->relists
                                           : stat == AO_INFORMER_EXPIRED       ? k->expired
                                           : stat == AO_INFORMER_WATCH_RESTART ? k->watch_restarts

@@ -37,6 +37,9 @@ def parse_args(argv):
     p.add_argument("--state", help="JSON file with the initial objects (a list, or a List with items)")
     p.add_argument("--no-default-namespaces", action="store_true",
                    help="do not create default, kube-system, kube-public and kube-node-lease")
+    p.add_argument("--no-partial-metadata", action="store_true",
+                   help="answer as a server before 1.15: Accept's as=PartialObjectMetadata[List] is not known, "
+                   "so the next media type (application/json) gets full objects")
     p.add_argument("--verbose", action="store_true", help="log every request to stderr")
     args = p.parse_args(argv)
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -76,7 +79,7 @@ def main(argv=None):
         tls.set_alpn_protocols(["http/1.1"])
     server = FakeKubeServer((args.address, args.port), token=args.token, tls_context=tls,
                             chunk_size=args.chunk_size, bookmark_interval=args.bookmark_interval,
-                            verbose=args.verbose, store=store)
+                            verbose=args.verbose, store=store, partial_metadata=not args.no_partial_metadata)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

@@ -114,7 +114,7 @@ class FakeKube:
     def rv(self):
         return self.get("/fake/state")[2]["resourceVersion"]
 
-    def watch(self, path, **kw):
+    def watch(self, path, **kw):  # accept="..." sets the Accept header
         return Watch(self, path, **kw)
 
     def stop(self):
@@ -134,13 +134,13 @@ class Watch:
     """A raw HTTP/1.1 request whose chunked answer is read chunk by chunk, so that
     tests can look at the framing as well as at the events."""
 
-    def __init__(self, fk, path, token=True):
+    def __init__(self, fk, path, token=True, accept="application/json"):
         self.sock = socket.create_connection(("127.0.0.1", fk.port), timeout=10)
         if fk.tls is not None:
             self.sock = fk.tls.wrap_socket(self.sock, server_hostname="127.0.0.1")
         auth = "Authorization: Bearer %s\r\n" % fk.token if token and fk.token else ""
-        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sAccept: application/json\r\n\r\n"
-                           % (path, auth)).encode())
+        self.sock.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n%sAccept: %s\r\n\r\n"
+                           % (path, auth, accept)).encode())
         self.buf = b""
         self.chunks = []      # every chunk's payload, in order
         self.pending = b""    # event bytes not yet split into lines
@@ -398,10 +398,17 @@ def test_crud(fk):
     fk.post("/api/v1/namespaces/default/configmaps", cm("fin", metadata={"name": "fin", "finalizers": ["x/y"]}))
     st, _, d = fk.req("DELETE", "/api/v1/namespaces/default/configmaps/fin")
     ok(st == 202 and d["metadata"].get("deletionTimestamp"), "DELETE of an object with finalizers marks it (202)", d)
+    w = fk.watch("/api/v1/namespaces/default/configmaps?" + q(watch="1", resourceVersion=fk.rv()))
     st, _, d = fk.req("PATCH", "/api/v1/namespaces/default/configmaps/fin", {"metadata": {"finalizers": None}},
                       ctype="application/merge-patch+json")
-    ok(st == 200 and fk.get("/api/v1/namespaces/default/configmaps/fin")[0] == 404,
-       "removing the last finalizer deletes it", d)
+    ok(st == 200 and fk.get("/api/v1/namespaces/default/configmaps/fin")[0] == 404 and
+       "finalizers" not in d["metadata"] and d["metadata"]["resourceVersion"] == fk.rv(),
+       "removing the last finalizer deletes it (the answer: the updated object)", d)
+    e = w.event()
+    ok(e["type"] == "DELETED" and e["object"]["metadata"]["finalizers"] == ["x/y"] and
+       e["object"]["metadata"]["resourceVersion"] == fk.rv() and w.quiet(),
+       "as on a real server, one DELETED event (no MODIFIED) with the finalizers it had", e)
+    w.close()
 
     # The status subresource.
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c"}]},
@@ -654,6 +661,132 @@ def test_watch(fk):
     ok([(e["type"], e["object"]["data"]["a"]) for e in evs] == [("ADDED", "1"), ("MODIFIED", "2")],
        "POST /fake/objects creates and replaces with events", evs)
     w.close()
+
+
+# What client-go's metadata informers send (and src/kube/informer.c in metadata-only mode).
+ACCEPT_META_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+ACCEPT_META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+
+
+def test_partial_metadata(fk):
+    """Accept: as=PartialObjectMetadata[List], in the shapes a real kube-apiserver 1.20 sends."""
+    owner = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "11111111-1111-1111-1111-111111111111"}]
+    fk.post("/api/v1/namespaces/pm/configmaps", cm("a", ns="pm", labels={"x": "1"}, data={"k": "v"}))
+    fk.req("PATCH", "/api/v1/namespaces/pm/configmaps/a", {"metadata": {"annotations": {"y": "2"},
+                                                                        "ownerReferences": owner}},
+           ctype="application/merge-patch+json")
+    fk.post("/api/v1/namespaces/pm/configmaps", cm("b", ns="pm", data={"k": "v"}))
+    _, _, a = fk.get("/api/v1/namespaces/pm/configmaps/a")
+    _, _, b = fk.get("/api/v1/namespaces/pm/configmaps/b")
+    rv = fk.rv()
+    st, r, d = fk.get("/api/v1/namespaces/pm/configmaps", headers={"Accept": ACCEPT_META_LIST})
+    ok(st == 200 and r.getheader("Content-Type") == "application/json" and d == {
+        "kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": {"resourceVersion": rv},
+        "items": [{"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": a["metadata"]},
+                  {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": b["metadata"]}]}
+       and a["metadata"]["labels"] == {"x": "1"} and a["metadata"]["ownerReferences"] == owner,
+       "LIST as=PartialObjectMetadataList: the metadata of each object, items with kind and apiVersion", d)
+    st, _, d = fk.get("/api/v1/namespaces/pm/configmaps?limit=1", headers={"Accept": ACCEPT_META_LIST})
+    ok(st == 200 and [i["metadata"]["name"] for i in d["items"]] == ["a"] and d["metadata"].get("continue"),
+       "a metadata list pages", d)
+    st, _, d = fk.get("/api/v1/namespaces/pm/configmaps?" + q(limit=1, **{"continue": d["metadata"]["continue"]}),
+                      headers={"Accept": ACCEPT_META_LIST})
+    ok(st == 200 and [(i["kind"], i["metadata"]["name"]) for i in d["items"]] == [("PartialObjectMetadata", "b")]
+       and "continue" not in d["metadata"], "its continuation is metadata too", d)
+    st, _, d = fk.get("/api/v1/namespaces/nothing-here/configmaps", headers={"Accept": ACCEPT_META_LIST})
+    ok(st == 200 and d == {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                           "metadata": {"resourceVersion": rv}, "items": None},
+       'an empty metadata list has "items": null', d)
+    st, _, d = fk.get("/api/v1/namespaces/pm/configmaps/a", headers={"Accept": ACCEPT_META})
+    ok(st == 200 and d == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                           "metadata": a["metadata"]}, "GET of one object as=PartialObjectMetadata", d)
+    st, _, d = fk.get("/api/v1/namespaces/pm/configmaps", headers={"Accept": ACCEPT_META})
+    ok(st == 406 and d == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "message":
+                           "you requested PartialObjectMetadata, but the requested object is a list "
+                           "(*core.ConfigMapList)", "reason": "NotAcceptable", "code": 406},
+       "LIST with the object type: 406, although application/json is offered too", d)
+    st, _, d = fk.get("/api/v1/namespaces/pm/configmaps/a", headers={"Accept": ACCEPT_META_LIST})
+    ok(st == 406 and d["message"] == "you requested PartialObjectMetadataList, but the requested object is not a "
+       "list (*core.ConfigMap)", "GET of one object with the list type: 406", d)
+    fallback = ACCEPT_META_LIST.replace("v=v1", "v=v2")
+    st, _, d = fk.get("/api/v1/namespaces/pm/configmaps", headers={"Accept": fallback})
+    ok(st == 200 and d["kind"] == "ConfigMapList" and d["items"][0].get("data") == {"k": "v"},
+       "an unknown version (v=v2): the next media type, full objects", d)
+    st, _, d = fk.get("/api/v1/namespaces/pm/configmaps", headers={
+        "Accept": ACCEPT_META_LIST.replace(",", ";q=0.5,", 1)})
+    ok(st == 200 and d["kind"] == "ConfigMapList", "q values rank the media types", d)
+    st, _, d = fk.get("/api/v1/namespaces/pm/configmaps", headers={"Accept": "text/html"})
+    ok(st == 406 and d["message"] == "only the following media types are accepted: application/json, "
+       "application/yaml, application/vnd.kubernetes.protobuf", "no acceptable media type: 406", d)
+    st, _, d = fk.get("/apis/apps/v1/namespaces/pm/deployments/none", headers={"Accept": ACCEPT_META})
+    ok(st == 404, "a missing object is a 404 before anything else", d)
+
+    # Watches: events, bookmarks and 410s.
+    w = fk.watch("/api/v1/namespaces/pm/configmaps?" + q(watch="1", resourceVersion=rv, allowWatchBookmarks="1"),
+                 accept=ACCEPT_META)
+    fk.req("PATCH", "/api/v1/namespaces/pm/configmaps/a", {"metadata": {"labels": {"z": "3"}}},
+           ctype="application/merge-patch+json")
+    fk.req("DELETE", "/api/v1/namespaces/pm/configmaps/b")
+    evs = w.events(2)
+    _, _, a = fk.get("/api/v1/namespaces/pm/configmaps/a")
+    ok(evs == [{"type": "MODIFIED", "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                               "metadata": a["metadata"]}},
+               {"type": "DELETED", "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                              "metadata": dict(b["metadata"], resourceVersion=fk.rv())}}],
+       "WATCH as=PartialObjectMetadata: MODIFIED and DELETED with the metadata only", evs)
+    fk.post("/fake/bookmark", {})
+    e = w.event()
+    ok(e == {"type": "BOOKMARK", "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                                            "metadata": {"resourceVersion": fk.rv(), "creationTimestamp": None}}},
+       "its BOOKMARK is a PartialObjectMetadata", e)
+    w.close()
+    wfull = fk.watch("/api/v1/namespaces/pm/configmaps?" + q(watch="1", resourceVersion=rv))
+    e = wfull.event()
+    ok(e["type"] == "MODIFIED" and e["object"]["kind"] == "ConfigMap" and e["object"]["data"] == {"k": "v"},
+       "a full watch of the same events still gets full objects", e)
+    wfull.close()
+    w = fk.watch("/api/v1/namespaces/pm/configmaps?watch=1", accept=ACCEPT_META)
+    e = w.event()
+    ok(e["type"] == "ADDED" and e["object"]["kind"] == "PartialObjectMetadata" and
+       e["object"]["metadata"]["name"] == "a", "a watch without resourceVersion starts with metadata ADDED", e)
+    w.close()
+    w = fk.watch("/api/v1/namespaces/pm/configmaps?watch=1", accept=ACCEPT_META_LIST)
+    ok(w.status == 200 and w.event() is None and w.ended and w.chunks == [],
+       "a watch with the list type: 200, and the stream ends empty at its first event", w.chunks)
+    w.close()
+    fk.post("/fake/compact", {})
+    w = fk.watch("/api/v1/namespaces/pm/configmaps?" + q(watch="1", resourceVersion=rv), accept=ACCEPT_META)
+    e = w.event()
+    ok(e["type"] == "ERROR" and e["object"]["kind"] == "Status" and e["object"]["code"] == 410 and
+       w.event() is None, "a metadata watch from a compacted resourceVersion: the same ERROR 410", e)
+    w.close()
+    st, _, d = fk.get("/api/v1/namespaces/pm/configmaps?" + q(resourceVersion=rv, resourceVersionMatch="Exact"),
+                      headers={"Accept": ACCEPT_META_LIST})
+    ok(st == 410 and d["kind"] == "Status" and d["reason"] == "Expired", "a metadata list at a compacted "
+       "resourceVersion: HTTP 410", d)
+    reqs = fk.get("/fake/requests")[2]["requests"]
+    ok(reqs[-1]["accept"] == ACCEPT_META_LIST, "GET /fake/requests records the Accept header", reqs[-1])
+
+
+def test_partial_metadata_unknown():
+    """--no-partial-metadata: as a server before 1.15, the next media type gets full objects."""
+    fk = FakeKube("--no-partial-metadata")
+    try:
+        fk.post("/api/v1/namespaces/pm/configmaps", cm("a", ns="pm", data={"k": "v"}))
+        st, _, d = fk.get("/api/v1/namespaces/pm/configmaps", headers={"Accept": ACCEPT_META_LIST})
+        ok(st == 200 and d["kind"] == "ConfigMapList" and d["apiVersion"] == "v1" and
+           [(i.get("kind"), i["metadata"]["name"], i["data"]) for i in d["items"]] == [(None, "a", {"k": "v"})],
+           "--no-partial-metadata: a metadata LIST gets the full list", d)
+        w = fk.watch("/api/v1/namespaces/pm/configmaps?watch=1", accept=ACCEPT_META)
+        e = w.event()
+        ok(e["type"] == "ADDED" and e["object"]["kind"] == "ConfigMap" and e["object"]["data"] == {"k": "v"},
+           "--no-partial-metadata: a metadata WATCH gets full objects", e)
+        w.close()
+        st, _, d = fk.get("/api/v1/namespaces/pm/configmaps",
+                          headers={"Accept": "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"})
+        ok(st == 406, "--no-partial-metadata: without application/json to fall back to, 406", d)
+    finally:
+        fk.stop()
 
 
 def test_crd(fk):
@@ -1018,8 +1151,8 @@ def main():
         return 0
     fk = FakeKube()
     try:
-        for test in (test_discovery, test_crud, test_lists, test_watch, test_crd, test_faults, test_request_log,
-                     test_keepalive, test_scale):
+        for test in (test_discovery, test_crud, test_lists, test_watch, test_partial_metadata, test_crd, test_faults,
+                     test_request_log, test_keepalive, test_scale):
             try:
                 test(fk)
             except Exception as err:
@@ -1027,7 +1160,7 @@ def main():
                 ok(False, "%s raised %r" % (test.__name__, err), traceback.format_exc() + fk.logtext()[-3000:])
     finally:
         rc = fk.stop()
-    for test in (test_token_and_chunks, test_tls_and_state, test_sigterm):
+    for test in (test_token_and_chunks, test_tls_and_state, test_sigterm, test_partial_metadata_unknown):
         try:
             test()
         except Exception as err:

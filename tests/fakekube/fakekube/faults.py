@@ -88,9 +88,9 @@ class RequestLog:
         self.lock = threading.Lock()
         self.entries = deque(maxlen=MAX_REQUESTS)
 
-    def add(self, method, path, query, watch, agent=""):
+    def add(self, method, path, query, watch, agent="", accept=""):
         entry = {"method": method, "path": path, "query": query, "watch": watch, "status": 0,
-                 "time": time.time(), "agent": agent}
+                 "time": time.time(), "agent": agent, "accept": accept}
         with self.lock:
             self.entries.append(entry)
         return entry

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .faults import Faults, RequestLog
 from .filters import Filter
-from .store import Store
+from .store import Store, as_metadata
 from .util import ApiError, bad_request, dumpb, status_failure
 
 TRUE_WORDS = ("1", "t", "T", "true", "TRUE", "True")
@@ -35,6 +35,55 @@ def chunk(data):
 
 
 LAST_CHUNK = b"0\r\n\r\n"
+
+# What "Accept: application/json;as=PartialObjectMetadata[List];g=meta.k8s.io;v=V" may name.
+PARTIAL_KINDS = ("PartialObjectMetadata", "PartialObjectMetadataList")
+META_VERSIONS = ("v1", "v1beta1")
+
+
+def not_acceptable(message):
+    return ApiError(406, "NotAcceptable", message)
+
+
+def negotiate(accept, partial_metadata=True):
+    """What an Accept header asks of a GET: None for the resource's own JSON, or (as, apiVersion)
+    for PartialObjectMetadata or PartialObjectMetadataList in "meta.k8s.io/V". The ranges are
+    tried by q (highest first, then in order), as the real server does: a range with an "as" it
+    does not know (another kind, group or version, or any "as" with partial_metadata off, as
+    on a server before 1.15), or another media type, is passed over for the next one. Nothing
+    acceptable: 406. The fake writes JSON only, so YAML and protobuf ranges are passed over too."""
+    if not accept or not accept.strip():
+        return None
+    ranges = []
+    for i, part in enumerate(accept.split(",")):
+        fields = [f.strip() for f in part.split(";")]
+        mtype = fields[0].lower()
+        params = {}
+        for f in fields[1:]:
+            k, _, v = f.partition("=")
+            params[k.strip().lower()] = v.strip()
+        try:
+            q = float(params.pop("q", "1"))
+        except ValueError:
+            q = 1.0
+        if q > 0 and mtype:
+            ranges.append((-q, i, mtype, params))
+    for _, _, mtype, params in sorted(ranges):
+        what = params.get("as")
+        if what is None:
+            if mtype in ("application/json", "application/*", "*/*"):
+                return None
+            continue
+        if (partial_metadata and mtype == "application/json" and what in PARTIAL_KINDS
+                and params.get("g") == "meta.k8s.io" and params.get("v") in META_VERSIONS):
+            return what, "meta.k8s.io/" + params["v"]
+    raise not_acceptable("only the following media types are accepted: application/json, application/yaml, "
+                         "application/vnd.kubernetes.protobuf")
+
+
+def go_type(res, suffix=""):
+    """How the real server names the resource's Go type in a 406: "*core.ConfigMap"."""
+    return "*%s.%s%s" % (res.group.split(".")[0] if res.group else "core", res.kind, suffix)
 
 
 class Dropped(Exception):
@@ -64,8 +113,9 @@ class FakeKubeServer(ThreadingHTTPServer):
     request_queue_size = 256
 
     def __init__(self, address, *, token=None, tls_context=None, chunk_size=0, bookmark_interval=0.0,
-                 verbose=False, store=None):
+                 verbose=False, store=None, partial_metadata=True):
         self.store = store or Store()
+        self.partial_metadata = partial_metadata
         self.faults = Faults()
         self.requests = RequestLog()
         self.token = token
@@ -245,7 +295,8 @@ class Handler(BaseHTTPRequestHandler):
             route, route_error = None, err
         watch = method == "GET" and route is not None and route.res is not None and (
             route.watch or query.get("watch") in TRUE_WORDS)
-        self.entry = srv.requests.add(method, path, query, watch, self.headers.get("User-Agent", ""))
+        self.entry = srv.requests.add(method, path, query, watch, self.headers.get("User-Agent", ""),
+                                      self.headers.get("Accept", ""))
         self.fault = srv.faults.take(method, path, watch, self.headers.get("User-Agent", ""))
         if self.fault is not None:
             self.entry["fault"] = self.fault.action
@@ -394,21 +445,35 @@ class Handler(BaseHTTPRequestHandler):
         res, ns, name, sub = route.res, route.ns, route.name, route.sub
         cluster_wide = res.namespaced and ns is None
         if method == "GET":
+            partial = negotiate(self.headers.get("Accept"), self.server.partial_metadata)
             flt = Filter(ns, query.get("labelSelector"), query.get("fieldSelector"))
             if name is not None and watch:
                 # A watch of one object is a watch of its collection by name.
                 flt.fields.append((["metadata", "name"], False, name))
                 name = None
             if watch:
-                self.serve_watch(res, flt, query)
+                self.serve_watch(res, flt, query, partial)
             elif name is not None:
-                self.send_json(200, store.get(res, ns, name))
+                obj = store.get(res, ns, name)
+                if partial is not None and partial[0] != "PartialObjectMetadata":
+                    raise not_acceptable("you requested %s, but the requested object is not a list (%s)"
+                                         % (partial[0], go_type(res)))
+                self.send_json(200, obj if partial is None else as_metadata(obj, partial[1]))
             else:
                 items, meta = store.list(res, flt, _int_param(query, "limit"), query.get("continue"),
                                          query.get("resourceVersion"), query.get("resourceVersionMatch"))
-                self.send_body(200, b'{"kind":"%s","apiVersion":"%s","metadata":%s,"items":[%s]}' % (
-                    (res.kind + "List").encode(), res.api_version.encode(), dumpb(meta),
-                    b",".join(dumpb(i) for i in items)))
+                if partial is None:
+                    self.send_body(200, b'{"kind":"%s","apiVersion":"%s","metadata":%s,"items":[%s]}' % (
+                        (res.kind + "List").encode(), res.api_version.encode(), dumpb(meta),
+                        b",".join(dumpb(i) for i in items)))
+                elif partial[0] != "PartialObjectMetadataList":
+                    raise not_acceptable("you requested %s, but the requested object is a list (%s)"
+                                         % (partial[0], go_type(res, "List")))
+                else:
+                    # Items keep their kind and apiVersion here; an empty list has "items": null.
+                    self.send_body(200, b'{"kind":"PartialObjectMetadataList","apiVersion":"%s","metadata":%s,'
+                                   b'"items":%s}' % (partial[1].encode(), dumpb(meta), b"[%s]" % b",".join(
+                                       dumpb(as_metadata(i, partial[1])) for i in items) if items else b"null"))
             return
         if cluster_wide:
             raise method_not_allowed(method)
@@ -455,13 +520,20 @@ class Handler(BaseHTTPRequestHandler):
 
     # -- watch streams --
 
-    def serve_watch(self, res, flt, query):
+    def serve_watch(self, res, flt, query, partial=None):
+        """A watch stream. @partial as negotiate() returns it: with PartialObjectMetadata every
+        object (bookmarks too) goes out as that; with PartialObjectMetadataList the real server
+        cannot encode any event ("the requested object is not a list"), so the stream ends,
+        cleanly and empty, where the first event would have been."""
         srv = self.server
         store = srv.store
         bookmarks = query.get("allowWatchBookmarks") in TRUE_WORDS
         timeout = _int_param(query, "timeoutSeconds")
         rv = query.get("resourceVersion")
-        w, initial = store.watch_start(res, flt, rv, bookmarks, {"path": self.entry["path"], "query": query})
+        meta = partial[1] if partial is not None else None
+        unencodable = partial is not None and partial[0] != "PartialObjectMetadata"
+        kind, api_version = (res.kind, res.api_version) if meta is None else ("PartialObjectMetadata", meta)
+        w, initial = store.watch_start(res, flt, rv, bookmarks, {"path": self.entry["path"], "query": query}, meta)
         self.entry["status"] = 200
         self.send_response(200)
         self.send_header("Cache-Control", "no-cache, private")
@@ -479,7 +551,8 @@ class Handler(BaseHTTPRequestHandler):
             next_bookmark = time.monotonic() + interval if interval > 0 else None
             # The backlog: the current objects (for a watch from "0") and the logged
             # events after the given resourceVersion, all that is ready right now.
-            backlog = [b'{"type":"ADDED","object":%s}\n' % dumpb(o) for o in initial]
+            backlog = [b'{"type":"ADDED","object":%s}\n' % dumpb(o if meta is None else as_metadata(o, meta))
+                       for o in initial]
             wait = 0
             while True:
                 events, bookmark, state = store.watch_next(w, wait)
@@ -487,12 +560,14 @@ class Handler(BaseHTTPRequestHandler):
                 if bookmark is not None:
                     lines.append(b'{"type":"BOOKMARK","object":{"kind":"%s","apiVersion":"%s","metadata":'
                                  b'{"resourceVersion":"%s","creationTimestamp":null}}}\n'
-                                 % (res.kind.encode(), res.api_version.encode(), bookmark.encode()))
+                                 % (kind.encode(), api_version.encode(), bookmark.encode()))
                 if isinstance(state, tuple):
                     # Fell behind the event log: the same ERROR a too old start gets.
                     status = status_failure(410, "Expired", "too old resource version: %d (%d)"
                                             % (w.min_rv, state[1]))
                     lines.append(b'{"type":"ERROR","object":%s}\n' % dumpb(status))
+                if unencodable and (backlog or lines):
+                    break
                 if backlog is not None:
                     self.write_events(backlog + lines, backlog=True)
                     backlog = None

@@ -40,6 +40,11 @@ def strip_type(obj):
     return {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}
 
 
+def as_metadata(obj, api_version):
+    """The object as a PartialObjectMetadata of @api_version ("meta.k8s.io/v1"): its metadata only."""
+    return {"kind": "PartialObjectMetadata", "apiVersion": api_version, "metadata": obj.get("metadata") or {}}
+
+
 def _with_rv(obj, rv):
     out = dict(obj)
     out["metadata"] = dict(obj.get("metadata") or {}, resourceVersion=rv)
@@ -57,22 +62,31 @@ class Event:
         self._line = None
         self._alt = None
 
-    def line(self):
-        # Encoded once, then shared by every watcher that gets this event.
+    def line(self, meta=None):
+        """The encoded event; with @meta (an apiVersion, "meta.k8s.io/v1") its object as
+        PartialObjectMetadata. Encoded once, then shared by every watcher that gets it."""
+        if meta is not None:
+            return self.line_as(self.type, meta)
         if self._line is None:
             self._line = ('{"type":"%s","object":%s}\n' % (self.type, dumps(self.obj))).encode("utf-8")
         return self._line
 
-    def line_as(self, etype):
+    def line_as(self, etype, meta=None):
         """The event as seen by a watch whose selector the object entered (ADDED, with
-        the new object) or left (DELETED, with the old object at the new resourceVersion)."""
+        the new object) or left (DELETED, with the old object at the new resourceVersion);
+        @meta as for line()."""
         if self._alt is None:
             self._alt = {}
-        line = self._alt.get(etype)
+        line = self._alt.get((etype, meta))
         if line is None:
-            obj = self.obj if etype == ADDED else _with_rv(self.prev, self.obj["metadata"]["resourceVersion"])
+            if etype == self.type or etype == ADDED:
+                obj = self.obj
+            else:
+                obj = _with_rv(self.prev, self.obj["metadata"]["resourceVersion"])
+            if meta is not None:
+                obj = as_metadata(obj, meta)
             line = ('{"type":"%s","object":%s}\n' % (etype, dumps(obj))).encode("utf-8")
-            self._alt[etype] = line
+            self._alt[(etype, meta)] = line
         return line
 
 
@@ -99,11 +113,12 @@ class Collection:
 class Watcher:
     """A watch registration. The HTTP side pulls events with Store.watch_next."""
 
-    def __init__(self, res, coll, flt, bookmarks, info):
+    def __init__(self, res, coll, flt, bookmarks, info, meta=None):
         self.res = res
         self.coll = coll
         self.flt = flt
         self.bookmarks = bookmarks
+        self.meta = meta              # "meta.k8s.io/v1": objects go out as PartialObjectMetadata
         self.info = info              # {"path": ..., "query": {...}} for /fake/watches
         self.pos = 0                  # absolute log position of the next event to send
         self.min_rv = 0               # events at or below this were already covered
@@ -119,22 +134,23 @@ class Watcher:
         selective = self.flt.selective
         match = self.flt.matches
         min_rv = self.min_rv
+        meta = self.meta
         for e in events:
             if e.rv <= min_rv or (ns is not None and e.key[0] != ns):
                 continue
             if not selective:
-                out.append(e.line())
+                out.append(e.line(meta))
             elif e.type != MODIFIED:
                 if match(e.obj):
-                    out.append(e.line())
+                    out.append(e.line(meta))
             else:
                 now, before = match(e.obj), match(e.prev)
                 if now and before:
-                    out.append(e.line())
+                    out.append(e.line(meta))
                 elif now:
-                    out.append(e.line_as(ADDED))
+                    out.append(e.line_as(ADDED, meta))
                 elif before:
-                    out.append(e.line_as(DELETED))
+                    out.append(e.line_as(DELETED, meta))
         return out
 
 
@@ -463,11 +479,13 @@ class Store:
                     new["status"] = old["status"]
         if json_equal(new, old):
             return old   # a no-op update is not a write: same resourceVersion, no event
-        stored = self._commit(res, MODIFIED, new, old)
-        meta = stored["metadata"]
-        if meta.get("deletionTimestamp") and not meta.get("finalizers"):
-            self._commit(res, DELETED, None, stored)   # the last finalizer is gone
-        return stored
+        if new["metadata"].get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            # The last finalizer is gone: one write, as on a real server. Watchers get only the
+            # DELETED, with the object as it was before (its finalizers still listed) at the new
+            # resourceVersion; the writer gets the updated object at that resourceVersion.
+            gone = self._commit(res, DELETED, None, old)
+            return _with_rv(new, gone["metadata"]["resourceVersion"])
+        return self._commit(res, MODIFIED, new, old)
 
     def update(self, res, ns, name, body, sub=None):
         with self.lock:
@@ -600,12 +618,12 @@ class Store:
 
     # -- watches --
 
-    def watch_start(self, res, flt, rv, bookmarks, info):
-        """Register a watch. Returns (watcher, initial objects) or, for a
-        resourceVersion that is too old, (None, oldest served resourceVersion)."""
+    def watch_start(self, res, flt, rv, bookmarks, info, meta=None):
+        """Register a watch (@meta: see Watcher). Returns (watcher, initial objects) or, for
+        a resourceVersion that is too old, (None, oldest served resourceVersion)."""
         with self.lock:
             coll = self.coll(res)
-            w = Watcher(res, coll, flt, bookmarks, info)
+            w = Watcher(res, coll, flt, bookmarks, info, meta)
             initial = []
             if rv in (None, "", "0"):
                 ns = flt.namespace if res.namespaced else None
