@@ -19,6 +19,7 @@
  * (the JSON parsers) and libcrypto's one-time initialisation.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ao/error.h"
@@ -89,6 +90,7 @@ int ao_helm_parse_version(const char *text, size_t len, struct ao_helm_version *
 /** One object of a rendered manifest. */
 struct ao_helm_object {
         char *api_version, *kind, *namespace, *name; /* owned, non-empty; namespace NULL when unset */
+        bool hook; /* annotated helm.sh/hook: helm makes it around an operation, it is not kept */
 };
 
 /** The objects of a rendered manifest, in the order of the text. */

@@ -56,6 +56,7 @@ struct ao_helm_storage_meta {
         int version;           /* label "version", the revision: 1 to INT_MAX */
         char *status;          /* owned; label "status": "deployed", "superseded", "pending-upgrade", ... */
         char *module_checksum; /* owned; label "moduleChecksum", NULL when absent */
+        char *input_checksum;  /* owned; label "moduleInputChecksum" (this operator's), NULL when absent */
 };
 
 /**
@@ -80,6 +81,13 @@ int ao_helm_storage_labels(const struct cJSON *object, struct ao_helm_storage_me
 
 /** Free the strings of @m and zero it. Safe on a zeroed struct and on NULL. */
 void ao_helm_storage_meta_clear(struct ao_helm_storage_meta *m);
+
+/**
+ * The release and revision a storage object's name says ("sh.helm.release.v1.web.v3": web, 3),
+ * for a deleted object whose labels are not known: @ret gets object, name and version only.
+ * -EBADMSG for any other name.
+ */
+int ao_helm_storage_name_parse(const char *object, struct ao_helm_storage_meta *ret, struct ao_error *reterr);
 
 /** One revision of a release, from its storage object's data. */
 struct ao_helm_stored_release {

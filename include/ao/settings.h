@@ -77,7 +77,7 @@ struct ao_settings {
         char *helm_ignore_release;
         int64_t helm_history_max;            /* 10 */
         uint64_t helm_timeout_usec;          /* 20m */
-        uint64_t helm_monitor_interval_usec; /* 4m30s */
+        uint64_t helm_monitor_interval_usec; /* 0: no safety re-check (the objects are watched) */
         double helm_monitor_qps;             /* 5 */
         int64_t helm_monitor_burst;          /* 10 */
 

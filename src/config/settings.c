@@ -145,9 +145,10 @@ const struct ao_setting_def setting_defs[] = {
      FIELD(helm_history_max), RANGE(0, INT32_MAX), .help = "Release revisions kept; 0 keeps all"},
     {AO_SETTING_SECTION_HELM, FLAGS("helm-timeout"), ENVS("HELM_TIMEOUT"), "20m", AO_SETTING_TYPE_DURATION,
      FIELD(helm_timeout_usec), .help = "Timeout of one Helm operation"},
-    {AO_SETTING_SECTION_HELM, FLAGS("helm-monitor-interval"), ENVS("HELM_MONITOR_INTERVAL"), "4m30s",
+    {AO_SETTING_SECTION_HELM, FLAGS("helm-monitor-interval"), ENVS("HELM_MONITOR_INTERVAL"), "0",
      AO_SETTING_TYPE_DURATION, FIELD(helm_monitor_interval_usec),
-     .help = "How often each release's objects are checked (plus up to a minute of jitter)"},
+     .help = "Safety re-check of every release object by GET at this interval, plus jitter (0: off; "
+             "the release objects are watched)"},
     {AO_SETTING_SECTION_HELM, FLAGS("helm-monitor-kube-client-qps"), ENVS("HELM_MONITOR_KUBE_CLIENT_QPS"),
      "5", AO_SETTING_TYPE_FLOAT, FIELD(helm_monitor_qps),
      .help = "Requests per second of the Helm resources monitor client"},

@@ -328,6 +328,8 @@ static int add_object(const struct where *w, const cJSON *json, struct ao_helm_m
             (r = read_string(w, metadata, "namespace", "metadata.namespace", false, &o.namespace, reterr)) <
                 0)
                 goto fail;
+        const cJSON *annotations = cJSON_GetObjectItemCaseSensitive(metadata, "annotations");
+        o.hook = cJSON_IsObject(annotations) && cJSON_GetObjectItemCaseSensitive(annotations, "helm.sh/hook");
 
         if (m->n == *cap) {
                 *cap = *cap ? 2 * *cap : 16;

@@ -32,6 +32,8 @@
 
 #define CHECKSUM_KEY   "_addonOperatorModuleChecksum"
 #define CHECKSUM_LABEL "moduleChecksum"
+#define INPUT_CHECKSUM_LABEL "moduleInputChecksum"
+#define OBJECT_PREFIX "sh.helm.release.v1."
 
 static const unsigned char gzip_magic[3] = {0x1f, 0x8b, 0x08};
 
@@ -86,6 +88,7 @@ void ao_helm_storage_meta_clear(struct ao_helm_storage_meta *m)
         free(m->name);
         free(m->status);
         free(m->module_checksum);
+        free(m->input_checksum);
         *m = (struct ao_helm_storage_meta){0};
 }
 
@@ -133,7 +136,7 @@ static bool parse_version(const char *s, int *ret)
 
 static int read_labels(const cJSON *labels, struct ao_helm_storage_meta *m, struct ao_error *reterr)
 {
-        const char *owner = NULL, *name = NULL, *version = NULL, *status = NULL, *checksum = NULL;
+        const char *owner = NULL, *name = NULL, *version = NULL, *status = NULL, *checksum = NULL, *input = NULL;
         char buf[SHOW_MAX + 4];
         int r;
 
@@ -146,7 +149,8 @@ static int read_labels(const cJSON *labels, struct ao_helm_storage_meta *m, stru
             (r = label(labels, "name", &name, reterr)) < 0 ||
             (r = label(labels, "version", &version, reterr)) < 0 ||
             (r = label(labels, "status", &status, reterr)) < 0 ||
-            (r = label(labels, CHECKSUM_LABEL, &checksum, reterr)) < 0)
+            (r = label(labels, CHECKSUM_LABEL, &checksum, reterr)) < 0 ||
+            (r = label(labels, INPUT_CHECKSUM_LABEL, &input, reterr)) < 0)
                 return r;
         if (!owner)
                 return ao_error_set(reterr, -EBADMSG, "label owner is missing");
@@ -169,6 +173,25 @@ static int read_labels(const cJSON *labels, struct ao_helm_storage_meta *m, stru
         m->name = ao_xstrdup(name);
         m->status = ao_xstrdup(status);
         m->module_checksum = checksum ? ao_xstrdup(checksum) : NULL;
+        m->input_checksum = input ? ao_xstrdup(input) : NULL;
+        return 0;
+}
+
+int ao_helm_storage_name_parse(const char *object, struct ao_helm_storage_meta *ret, struct ao_error *reterr)
+{
+        char buf[SHOW_MAX + 4];
+        size_t prefix_len = strlen(OBJECT_PREFIX);
+        const char *v = object ? strrchr(object, '.') : NULL;
+        int version = 0;
+        if (!object || strncmp(object, OBJECT_PREFIX, prefix_len) != 0 || !v || v < object + prefix_len + 1 ||
+            v[1] != 'v' || !parse_version(v + 2, &version))
+                return ao_error_set(reterr, -EBADMSG, "'%s' is not named sh.helm.release.v1.<release>.v<revision>",
+                                    show(buf, object ? object : ""));
+        *ret = (struct ao_helm_storage_meta){
+            .object = ao_xstrdup(object),
+            .name = ao_xstrndup(object + prefix_len, (size_t) (v - object - (ptrdiff_t) prefix_len)),
+            .version = version,
+        };
         return 0;
 }
 

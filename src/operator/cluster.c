@@ -63,6 +63,7 @@ struct kube_state {
         struct patch_job *patch_jobs;
         struct presence_job *presence_jobs;
         struct ao_informers *informers;
+        struct ao_informers *monitor_informers; /* on monitor_client: release storage and objects */
         struct ao_jq_cache *jq;
         struct ao_kube_discovery *discovery; /* the current table */
         struct ao_kube_discovery **retired;  /* earlier tables: monitors may still point into them */
@@ -277,6 +278,16 @@ struct ao_kube_discovery *cluster_discovery(struct operator_state *op)
 struct ao_informers *cluster_informers(struct operator_state *op)
 {
         return op->kube->informers;
+}
+
+struct ao_informers *cluster_monitor_informers(struct operator_state *op)
+{
+        return op->kube->monitor_informers;
+}
+
+struct ao_kube_client *cluster_monitor_client(struct operator_state *op)
+{
+        return op->kube->monitor_client;
 }
 
 struct ao_jq_cache *cluster_jq(struct operator_state *op)
@@ -702,6 +713,7 @@ int cluster_start(struct operator_state *op, struct ao_error *reterr)
                                                    .userdata = op,
                                                    .retry_scale = s->retry_delay_scale};
         k->informers = ao_informers_new(op->reactor, k->client, &inf_options);
+        k->monitor_informers = ao_informers_new(op->reactor, k->monitor_client, &inf_options);
         k->jq = ao_jq_cache_new();
         r = ao_reactor_add_time(op->reactor, &k->discovery_retry, 0, on_discovery_retry, op);
         if (r < 0)
@@ -726,6 +738,7 @@ void cluster_done(struct operator_state *op)
         op->config_map = ao_config_map_free(op->config_map);
         ao_kube_discovery_fetch_cancel(k->fetch);
         ao_informers_free(k->informers);
+        ao_informers_free(k->monitor_informers);
         ao_kube_client_free(k->client);
         ao_kube_client_free(k->patcher_client);
         ao_kube_client_free(k->monitor_client);

@@ -37,8 +37,8 @@ static const struct ao_log_context *enter_context(const struct call *c, struct a
 
 static void call_free(struct call *c)
 {
-        if (c->owner->module)
-                c->owner->module->busy--;
+        if (c->owner->module && --c->owner->module->busy == 0)
+                release_monitor_module_idle(c->op, c->owner->module);
         run_outputs_done(&c->outputs);
         free(c->binding_name);
         free(c->queue);

@@ -15,8 +15,9 @@
  *   release-chart.c    the chart, values file and CRD operations helm gets
  *   release-local.c    the release step without a cluster
  *   cluster.c          the cluster session: clients, discovery, ConfigMap, Lease, object patches
+ *   release-state.c    the releases as helm's storage objects say, by watch
+ *   release-monitor.c  release auto-healing: the releases' objects, by watch
  *   release-helm.c     the release step with the helm binary
- *   release-monitor.c  release auto-healing
  *   bindings.c         kubernetes bindings: one owner's monitors, events to hook tasks, snapshots
  *   schedules.c        schedule bindings to hook tasks
  *   run-outputs.c      a run's outputs: all checked first, then applied in a fixed order
@@ -67,6 +68,8 @@ struct ao_sandbox_profiles;
 struct operator_state;
 struct helm_state;
 struct release_monitor;
+struct release_state;
+struct monitors;
 struct ao_helm_manifest;
 struct schedule_set;
 struct operator_metrics;
@@ -185,6 +188,8 @@ struct operator_state {
         struct ao_source *sighup;         /* owned: SIGHUP reloads all modules */
         struct kube_state *kube;          /* owned: the cluster session (cluster.c); NULL without a cluster */
         struct sync_waiter *sync_waiters; /* owned: owners waiting for their monitors (bindings.c) */
+        struct release_state *release_state; /* owned: helm's storage objects (release-state.c) */
+        struct monitors *monitors;           /* owned: the watches of release objects (release-monitor.c) */
         bool first_converge_done;
         bool converge_running;
         uint64_t converge_started_usec;
@@ -370,12 +375,6 @@ void tasks_push_kube_sync(struct operator_state *op);
  */
 typedef void release_done(struct operator_state *op, const struct ao_error *error /* NULL: done */,
                           void *userdata);
-/*
- * An upgrade ended. @rendered: the release's objects when they are worth watching (helm with a
- * cluster); the callee may take its objects. NULL otherwise and on failure.
- */
-typedef void release_upgrade_done(struct operator_state *op, struct ao_helm_manifest *rendered,
-                                  const struct ao_error *error, void *userdata);
 typedef void release_exists_done(struct operator_state *op, int exists /* 1, 0, or < 0 with @error */,
                                  const struct ao_error *error, void *userdata);
 /* @names: malloc'd, NULL-terminated, sorted, owned by the callee; NULL with @error on failure. */
@@ -386,7 +385,7 @@ struct release_ops {
         const char *name; /* "local", "helm": for logs */
         /* Install or upgrade @mod's release with @values (the document helm gets). */
         int (*upgrade)(struct operator_state *op, struct module *mod, const struct cJSON *values,
-                       const char *activation, release_upgrade_done *done, void *userdata,
+                       const char *activation, release_done *done, void *userdata,
                        struct ao_error *reterr);
         int (*remove)(struct operator_state *op, const char *release, release_done *done, void *userdata,
                       struct ao_error *reterr);
@@ -415,18 +414,17 @@ int chart_values_file(const struct operator_state *op, const struct module *mod,
  */
 int chart_crd_operations(const struct operator_state *op, const struct module *mod, char **ret_text,
                          struct ao_error *reterr);
+/**
+ * What a render of @mod depends on, as an MD5 in @ret: the chart's files (@chart, symlinks
+ * followed), @values as helm gets them, the release name, namespace @ns and @helm_version.
+ * Equal checksums give equal renders, unless the templates call random or time functions.
+ */
+int chart_input_checksum(const struct module *mod, const char *chart, const struct cJSON *values, const char *ns,
+                         const char *helm_version, char ret[static 33], struct ao_error *reterr);
 
 /** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
 int release_helm_start(struct operator_state *op, struct ao_error *reterr);
 void release_helm_done(struct operator_state *op);
-
-struct ao_helm_revision;
-/* @last: the release's last revision (revision 0: no release), NULL with @error on failure. */
-typedef void release_status_done(struct operator_state *op, const struct ao_helm_revision *last,
-                                 const struct ao_error *error, void *userdata);
-/** `helm history` of @release. */
-int release_status(struct operator_state *op, const char *release, release_status_done *done, void *userdata,
-                   struct ao_error *reterr);
 
 /* ---- cluster.c: the cluster session ------------------------------------------------------------ */
 
@@ -440,6 +438,10 @@ bool cluster_discovery_ready(const struct operator_state *op);
 bool cluster_refresh_discovery(struct operator_state *op);
 struct ao_kube_discovery *cluster_discovery(struct operator_state *op);
 struct ao_informers *cluster_informers(struct operator_state *op);
+/** Informers on the HELM_MONITOR_KUBE_CLIENT_* client: helm's storage and the releases' objects. */
+struct ao_informers *cluster_monitor_informers(struct operator_state *op);
+/** The HELM_MONITOR_KUBE_CLIENT_* client, for single requests (a release's storage object). */
+struct ao_kube_client *cluster_monitor_client(struct operator_state *op);
 struct ao_jq_cache *cluster_jq(struct operator_state *op);
 struct ao_metric_family;
 /** The families bindings.c observes: jq time, event time, snapshot sizes. */
@@ -491,15 +493,65 @@ int cluster_find_absent(struct operator_state *op, const struct ao_helm_manifest
                         bool monitor /* the release monitors' client */, cluster_absent_done *done,
                         void *userdata, struct ao_error *reterr);
 
-/* ---- release-monitor.c: release auto-healing ---------------------------------------------------- */
+/* ---- release-state.c: the releases as helm's storage objects say -------------------------------- */
+
+/* A release's storage changed (its last revision, or its status); called from the loop. */
+typedef void release_state_changed(struct operator_state *op, const char *release);
+/**
+ * Watch the release namespace's storage objects, and wait (running the loop: called before it
+ * runs) for discovery and the first list, at most 30 s: after that the release step asks helm
+ * until the watch catches up. Fails only when stopped meanwhile (-ECANCELED).
+ */
+int release_state_open(struct operator_state *op, release_state_changed *on_change, struct ao_error *reterr);
+void release_state_stop(struct operator_state *op);
+/** Whether the watch has its first state. */
+bool release_state_ready(const struct operator_state *op);
+/* A release's last revision; the strings are borrowed until the loop runs again. */
+struct release_revision {
+        int revision;                /* 0: no release */
+        const char *status;          /* "deployed", "pending-upgrade", ...; NULL with revision 0 */
+        const char *module_checksum; /* label moduleChecksum, or NULL */
+        const char *input_checksum;  /* label moduleInputChecksum, or NULL */
+        const char *object;          /* the storage object's name; NULL with revision 0 */
+};
+/** @release's last revision: false while the watch is not ready (ask helm then). */
+bool release_state_last(const struct operator_state *op, const char *release, struct release_revision *ret);
+/** The releases, sorted, minus @ignored (may be NULL); NULL while not ready. */
+char **release_state_names(const struct operator_state *op, const char *ignored);
+/** HELM_DRIVER=configmap: helm stores releases in ConfigMaps rather than Secrets. */
+bool release_state_config_map_driver(void);
+typedef void release_manifest_done(struct operator_state *op, const char *manifest, size_t len,
+                                   const struct ao_error *error, void *userdata);
+/** The manifest recorded in storage object @object (one GET, decoded); @done runs once, later. */
+int release_state_read_manifest(struct operator_state *op, const char *object, release_manifest_done *done,
+                                void *userdata, struct ao_error *reterr);
+
+/* ---- release-monitor.c: release auto-healing by watch ------------------------------------------ */
 
 /*
- * After each helm step the module's rendered objects are checked every HELM_MONITOR_INTERVAL
- * (plus jitter) while nothing of the module runs: a release that is not "deployed", or an object
- * gone that the module's own hooks did not delete, requests a module run.
+ * The objects of each module's release are watched metadata-only (one watch per resource and
+ * namespace, shared); one deleted, or taken by another release, and a release whose storage says
+ * it is no longer deployed, request a module run once nothing of the module runs.
  */
-void release_monitor_start(struct operator_state *op, struct module *mod, struct ao_helm_manifest *manifest);
+typedef void release_presence_done(struct operator_state *op, const char *problem /* NULL: all there */,
+                                   const struct ao_error *error, void *userdata);
+/**
+ * Watch @manifest's objects for @mod (NULL: keep the ones watched) and call @done once every
+ * watch has its state, with the first object missing or owned by another release. No healing
+ * until release_monitor_start(). Fails at once without discovery.
+ */
+int release_monitor_check(struct operator_state *op, struct module *mod, const struct ao_helm_manifest *manifest,
+                          release_presence_done *done, void *userdata, struct ao_error *reterr);
+/** Heal @mod's release from now on: its objects are @manifest's (NULL: those watched), made from @input. */
+void release_monitor_start(struct operator_state *op, struct module *mod, const struct ao_helm_manifest *manifest,
+                           const char *input);
+/** Whether @mod's watched objects are those of a release made from @input (its input checksum). */
+bool release_monitor_watches(const struct operator_state *op, const struct module *mod, const char *input);
 void release_monitor_stop(struct operator_state *op, struct module *mod);
+/** @mod has nothing running any more: look at what changed meanwhile. */
+void release_monitor_module_idle(struct operator_state *op, struct module *mod);
+/** release_state_changed handler: heal a release no longer "deployed" or gone. */
+void release_monitor_release_changed(struct operator_state *op, const char *release);
 void release_monitor_note_deleted(struct operator_state *op, struct module *mod, const char *kind,
                                   const char *ns, const char *name);
 /** The /module/resource-monitor debug dump: an array, one element per monitored module. */

@@ -311,6 +311,8 @@ int lifecycle_start(struct operator_state *op)
                 r = lead(op, &err);
         if (r >= 0)
                 r = open_config(op, &err);
+        if (r >= 0 && op->kube)
+                r = release_state_open(op, release_monitor_release_changed, &err);
         if (r >= 0)
                 r = ao_values_store_validate_config(op->values, ao_values_store_config(op->values), &err);
         if (r >= 0) {
@@ -339,8 +341,10 @@ void lifecycle_done(struct operator_state *op)
         schedules_disable(&op->global);
         if (op->kube)
                 bindings_done(op);
-        cluster_done(op);
+        /* Their watches and requests belong to the cluster session: before it goes. */
         release_monitors_free(op);
+        release_state_stop(op);
+        cluster_done(op);
         release_helm_done(op);
         op->schedule = ao_schedule_free(op->schedule);
         op->config_file = ao_config_file_free(op->config_file);

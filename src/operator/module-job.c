@@ -103,7 +103,8 @@ static struct module_job *job_new(struct operator_state *op, const struct module
 
 static void job_free(struct module_job *j)
 {
-        j->mod->busy--;
+        if (--j->mod->busy == 0)
+                release_monitor_module_idle(j->op, j->mod);
         free(j->hooks);
         free(j->syncs);
         free(j->checksum_before_after_helm);
@@ -250,16 +251,13 @@ static void on_module_synced(struct operator_state *op, bool ok, void *userdata)
         job_step(j);
 }
 
-static void on_released(struct operator_state *op, struct ao_helm_manifest *rendered,
-                        const struct ao_error *error, void *userdata)
+static void on_released(struct operator_state *op, const struct ao_error *error, void *userdata)
 {
         struct module_job *j = userdata;
         if (error) {
                 job_failed(j, error->msg);
                 return;
         }
-        if (rendered)
-                release_monitor_start(op, j->mod, rendered);
         op_metrics_module_helm(op, j->mod, j->activation, ao_clock_now_usec() - j->helm_started_usec);
         enter_step(j, STEP_AFTER_HELM);
         job_step(j);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ao/alloc.h"
+#include "ao/helm-output.h"
 #include "ao/log.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
@@ -162,6 +163,73 @@ int chart_values_file(const struct operator_state *op, const struct module *mod,
                 return r;
         }
         *ret_path = path;
+        return 0;
+}
+
+/* ---- what a render depends on ------------------------------------------------------------------ */
+
+static int append_file(struct ao_strbuf *sb, const char *path, struct ao_error *reterr)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return ao_error_set(reterr, ao_negative_errno(), "cannot read '%s': %s", path, strerror(errno));
+        char buf[65536];
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return ao_error_set(reterr, ao_negative_errno(), "cannot read '%s': %s", path,
+                                            strerror(errno));
+                if (n == 0)
+                        return 0;
+                ao_strbuf_append_n(sb, buf, (size_t) n);
+        }
+}
+
+/* Append every regular file under @dir (symlinks followed), sorted by path, as "path NUL size NUL bytes". */
+static int add_tree(struct ao_strbuf *sb, const char *root, const char *rel, int depth, struct ao_error *reterr)
+{
+        _cleanup_free_ char *dir = rel[0] ? ao_xasprintf("%s/%s", root, rel) : ao_xstrdup(root);
+        struct dirent **entries = NULL;
+        int n = scandir(dir, &entries, NULL, alphasort);
+        if (n < 0)
+                return ao_error_set(reterr, ao_negative_errno(), "cannot read '%s': %s", dir, strerror(errno));
+        int r = 0;
+        for (int i = 0; i < n; i++) {
+                const char *name = entries[i]->d_name;
+                _cleanup_free_ char *child = rel[0] ? ao_xasprintf("%s/%s", rel, name) : ao_xstrdup(name);
+                _cleanup_free_ char *path = ao_xasprintf("%s/%s", root, child);
+                struct stat st;
+                if (r < 0 || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || stat(path, &st) < 0)
+                        continue;
+                if (S_ISDIR(st.st_mode) && depth < 32) {
+                        r = add_tree(sb, root, child, depth + 1, reterr);
+                } else if (S_ISREG(st.st_mode)) {
+                        ao_strbuf_appendf(sb, "%s%c%lld%c", child, 0, (long long) st.st_size, 0);
+                        r = append_file(sb, path, reterr);
+                }
+        }
+        for (int i = 0; i < n; i++)
+                free(entries[i]);
+        free(entries);
+        return r;
+}
+
+int chart_input_checksum(const struct module *mod, const char *chart, const cJSON *values, const char *ns,
+                         const char *helm_version, char ret[static 33], struct ao_error *reterr)
+{
+        _cleanup_(ao_strbuf_done) struct ao_strbuf sb = {0};
+        /* The format's version first: changing what goes in must not match an old checksum. */
+        ao_strbuf_appendf(&sb, "addon-operator render input 1%crelease %s%cnamespace %s%chelm %s%c", 0,
+                          mod->name, 0, ns, 0, helm_version ? helm_version : "", 0);
+        _cleanup_free_ char *text = ao_yaml_emit(values);
+        ao_strbuf_appendf(&sb, "values%c%zu%c", 0, strlen(text), 0);
+        ao_strbuf_append(&sb, text);
+        int r = add_tree(&sb, chart, "", 0, reterr);
+        if (r < 0)
+                return r;
+        ao_helm_checksum(sb.buf, sb.len, ret);
         return 0;
 }
 

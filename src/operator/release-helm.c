@@ -4,14 +4,25 @@
  * operation, never blocking the loop.
  *
  * An upgrade goes: CRDs of crds/ (first run after the module is enabled) →
- * values file → `helm history` → `helm template` (MD5 of the output) →
- * decide → `helm upgrade --install` or nothing. It upgrades when there is no
- * release, when the last revision is not "deployed", when the checksum
- * recorded in the release values differs, or when an object of the rendered
- * manifest is missing from the cluster; otherwise the release is left alone
- * (seeds: "Releases deduplication"). A release whose only revision failed is
- * uninstalled first; a revision stuck in pending-* has its storage object
- * deleted first, as the Go operator does, so the upgrade can proceed.
+ * the release's last revision, from helm's storage objects (release-state.c)
+ * or, while that watch is not there, `helm history` → decide → `helm upgrade
+ * --install` or nothing. It upgrades when there is no release, when the last
+ * revision is not "deployed", when the checksum recorded with the release
+ * differs from the rendered manifest's, or when an object of the release is
+ * missing from the cluster (release-monitor.c); otherwise the release is left
+ * alone (seeds: "Releases deduplication").
+ *
+ * The render (`helm template`) is skipped too when what it depends on is what
+ * the release was last made or checked from: the chart's files, the values,
+ * the release name and namespace and helm's version hash to the input
+ * checksum, recorded as the release label moduleInputChecksum beside the Go
+ * operator's moduleChecksum. So a converge, or a restart, with nothing changed
+ * starts no helm process. A release the Go operator made (moduleChecksum only)
+ * is rendered once, recognised by its checksum, and labelled.
+ *
+ * A release whose only revision failed is uninstalled first; a revision stuck
+ * in pending-* has its storage object deleted first, as the Go operator does,
+ * so the upgrade can proceed.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -34,7 +45,8 @@
 
 struct helm_state {
         struct ao_helm *client;
-        bool labels; /* helm >= 3.13 records release labels */
+        bool labels;   /* helm >= 3.13 records release labels */
+        char *version; /* owned: "3.17.2", part of the input checksum ("3" when not asked) */
 };
 
 typedef void helm_step(struct operator_state *op, const struct ao_helm_result *res, void *userdata);
@@ -77,10 +89,16 @@ struct upgrade_job {
         char *chart;
         char *values_file;
         char *rendered_checksum;
+        char input_checksum[33]; /* what the render depends on (chart_input_checksum) */
+        bool from_storage;       /* @last and the labels below come from release-state.c */
+        char *recorded_checksum; /* owned: the last revision's moduleChecksum label, or NULL */
+        char *recorded_input;    /* owned: its moduleInputChecksum label, or NULL */
+        char *storage_object;    /* owned: its storage object's name */
+        bool reused;             /* the objects watched are this release's already: @manifest is empty */
         struct ao_helm_manifest manifest;
         struct ao_helm_revision last;
         uint64_t check_started_usec, upgrade_started_usec;
-        release_upgrade_done *done;
+        release_done *done;
         void *userdata;
         bool rendered; /* the manifest is the release's: worth watching (release-monitor.c) */
 };
@@ -90,13 +108,18 @@ static void job_end(struct upgrade_job *j, const struct ao_error *error)
         if (j->values_file)
                 (void) unlink(j->values_file);
         struct operator_state *op = j->op;
-        release_upgrade_done *done = j->done;
+        release_done *done = j->done;
         void *userdata = j->userdata;
-        done(op, !error && j->rendered ? &j->manifest : NULL, error, userdata);
+        if (!error && j->rendered)
+                release_monitor_start(op, j->mod, j->reused ? NULL : &j->manifest, j->input_checksum);
+        done(op, error, userdata);
         free(j->activation);
         free(j->chart);
         free(j->values_file);
         free(j->rendered_checksum);
+        free(j->recorded_checksum);
+        free(j->recorded_input);
+        free(j->storage_object);
         ao_helm_manifest_clear(&j->manifest);
         free(j);
 }
@@ -140,8 +163,9 @@ static void upgrade(struct upgrade_job *j, const char *why)
         op_metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
                                   ao_clock_now_usec() - j->check_started_usec);
         log_module(j, AO_LOG_INFO, "module '%s': upgrading its release: %s", why);
-        _cleanup_free_ char *labels =
-            op->helm->labels ? ao_xasprintf("moduleChecksum=%s", j->rendered_checksum) : NULL;
+        _cleanup_free_ char *labels = op->helm->labels ? ao_xasprintf("moduleChecksum=%s,moduleInputChecksum=%s",
+                                                                      j->rendered_checksum, j->input_checksum)
+                                                        : NULL;
         struct ao_helm_upgrade u = {.release = j->mod->name,
                                     .chart_dir = j->chart,
                                     .values_file = j->values_file,
@@ -153,6 +177,52 @@ static void upgrade(struct upgrade_job *j, const char *why)
         job_helm(j, "upgrade", ao_helm_args_upgrade(&u), on_upgraded);
 }
 
+static void skip_upgrade(struct upgrade_job *j, const char *why)
+{
+        op_metrics_helm_operation(j->op, j->mod, j->activation, "check-upgrade",
+                                  ao_clock_now_usec() - j->check_started_usec);
+        log_module(j, AO_LOG_INFO, "module '%s': release unchanged (%s), upgrade skipped", why);
+        j->rendered = true;
+        job_end(j, NULL);
+}
+
+static int apply_operations(struct operator_state *op, const char *text, cluster_patches_done *done,
+                            void *userdata, struct ao_error *reterr);
+
+static void on_labelled(const struct ao_error *error, void *userdata)
+{
+        struct upgrade_job *j = userdata;
+        if (error)
+                log_module(j, AO_LOG_WARN, "module '%s': cannot record the input checksum: %s", error->msg);
+        _cleanup_free_ char *why = ao_xasprintf("checksum %s, now labelled with its input", j->rendered_checksum);
+        skip_upgrade(j, why);
+}
+
+/*
+ * The release is what this render gives but does not say which input made it (the Go operator
+ * made it, or a helm without labels): label its storage object, so the next converge need not
+ * render. helm keeps a storage object's labels as the release's.
+ */
+static void label_release(struct upgrade_job *j)
+{
+        struct operator_state *op = j->op;
+        bool labelled = j->recorded_input && strcmp(j->recorded_input, j->input_checksum) == 0;
+        if (labelled || !j->from_storage || !op->helm->labels || !j->storage_object) {
+                _cleanup_free_ char *why = ao_xasprintf("checksum %s", j->rendered_checksum);
+                skip_upgrade(j, why);
+                return;
+        }
+        _cleanup_free_ char *text = ao_xasprintf(
+            "{\"operation\":\"MergePatch\",\"apiVersion\":\"v1\",\"kind\":\"%s\",\"namespace\":\"%s\","
+            "\"name\":\"%s\",\"mergePatch\":{\"metadata\":{\"labels\":{\"moduleInputChecksum\":\"%s\"}}}}",
+            release_state_config_map_driver() ? "ConfigMap" : "Secret", cluster_config_namespace(op),
+            j->storage_object, j->input_checksum);
+        struct ao_error err = {0};
+        if (apply_operations(op, text, on_labelled, j, &err) < 0)
+                on_labelled(&err, j);
+}
+
+/* The objects were looked at: all there means the release is as it should be. */
 static void on_presence(struct operator_state *op, const char *absent, const struct ao_error *error,
                         void *userdata)
 {
@@ -167,31 +237,40 @@ static void on_presence(struct operator_state *op, const char *absent, const str
                 upgrade(j, "its objects could not be checked");
                 return;
         }
-        if (!absent) {
-                op_metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
-                                          ao_clock_now_usec() - j->check_started_usec);
-                log_module(j, AO_LOG_INFO, "module '%s': release unchanged (checksum %s), upgrade skipped",
-                           j->rendered_checksum);
-                j->rendered = true;
-                job_end(j, NULL);
+        if (absent) {
+                op_metrics_absent_resource(op, j->mod, absent);
+                upgrade(j, absent);
                 return;
         }
-        op_metrics_absent_resource(op, j->mod, absent);
-        _cleanup_free_ char *why = ao_xasprintf("%s is missing from the cluster", absent);
-        upgrade(j, why);
+        if (!j->rendered_checksum) {
+                skip_upgrade(j, "same input as its last revision");
+                return;
+        }
+        label_release(j);
 }
 
-/* Same checksum: upgrade only when something helm made was deleted behind its back. */
+/* Same checksum: upgrade only when something helm made was deleted or taken behind its back. */
 static void check_objects(struct upgrade_job *j)
 {
         struct ao_error err = {0};
-        if (!j->op->kube || j->manifest.n == 0) {
+        if (!j->op->kube) {
                 on_presence(j->op, NULL, NULL, j);
                 return;
         }
-        if (cluster_find_absent(j->op, &j->manifest, cluster_config_namespace(j->op), false, on_presence, j,
-                                &err) < 0)
+        if (release_monitor_check(j->op, j->mod, j->reused ? NULL : &j->manifest, on_presence, j, &err) < 0)
                 on_presence(j->op, NULL, &err, j);
+}
+
+static void compare_checksums(struct upgrade_job *j, const char *recorded)
+{
+        bool same = recorded && strcmp(recorded, j->rendered_checksum) == 0;
+        if (same) {
+                check_objects(j);
+                return;
+        }
+        _cleanup_free_ char *why = recorded ? ao_xasprintf("checksum %s, was %s", j->rendered_checksum, recorded)
+                                            : ao_xstrdup("no checksum recorded");
+        upgrade(j, why);
 }
 
 static void on_values(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
@@ -202,26 +281,22 @@ static void on_values(struct operator_state *op, const struct ao_helm_result *re
                 job_fail(j, res->code, res->error);
                 return;
         }
-        char *recorded = NULL;
+        _cleanup_free_ char *recorded = NULL;
         struct ao_error err = {0};
         if (ao_helm_parse_values_checksum(res->output, res->output_len, &recorded, &err) < 0) {
                 job_fail(j, err.code, err.msg);
                 return;
         }
-        bool same = recorded && strcmp(recorded, j->rendered_checksum) == 0;
-        _cleanup_free_ char *why = recorded
-                                       ? ao_xasprintf("checksum %s, was %s", j->rendered_checksum, recorded)
-                                       : ao_xstrdup("no checksum recorded");
-        free(recorded);
-        if (same)
-                check_objects(j);
-        else
-                upgrade(j, why);
+        compare_checksums(j, recorded);
 }
 
-static void get_values(struct upgrade_job *j)
+/* The release label, else the legacy value the Go operator once recorded in the release values. */
+static void recorded_checksum(struct upgrade_job *j)
 {
-        job_helm(j, "get values", ao_helm_args_get_values(j->mod->name), on_values);
+        if (j->recorded_checksum)
+                compare_checksums(j, j->recorded_checksum);
+        else
+                job_helm(j, "get values", ao_helm_args_get_values(j->mod->name), on_values);
 }
 
 static void on_storage_deleted(const struct ao_error *error, void *userdata)
@@ -257,9 +332,7 @@ static void drop_pending_revision(struct upgrade_job *j)
                 upgrade(j, "its last revision is pending");
                 return;
         }
-        const char *driver = getenv("HELM_DRIVER");
-        bool config_map =
-            driver && (strcasecmp(driver, "configmap") == 0 || strcasecmp(driver, "configmaps") == 0);
+        bool config_map = release_state_config_map_driver();
         _cleanup_free_ char *text = ao_xasprintf(
             "{\"operation\":\"Delete\",\"apiVersion\":\"v1\",\"kind\":\"%s\",\"namespace\":\"%s\","
             "\"name\":\"sh.helm.release.v1.%s.v%d\"}",
@@ -305,7 +378,7 @@ static void decide(struct upgrade_job *j)
                 _cleanup_free_ char *why = ao_xasprintf("its last revision is %s", status);
                 upgrade(j, why);
         } else {
-                get_values(j);
+                recorded_checksum(j);
         }
 }
 
@@ -330,8 +403,14 @@ static void on_rendered(struct operator_state *op, const struct ao_helm_result *
         decide(j);
 }
 
+static void render(struct upgrade_job *j)
+{
+        job_helm(j, "template", ao_helm_args_template(j->mod->name, j->chart, j->values_file), on_rendered);
+}
+
 static void on_history(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
 {
+        (void) op;
         struct upgrade_job *j = userdata;
         struct ao_error err = {0};
         if (res->code < 0 && !strstr(res->error, "release: not found")) {
@@ -342,12 +421,59 @@ static void on_history(struct operator_state *op, const struct ao_helm_result *r
                 job_fail(j, err.code, err.msg);
                 return;
         }
-        job_helm(j, "template", ao_helm_args_template(j->mod->name, j->chart, j->values_file), on_rendered);
+        render(j);
+}
+
+/* The release's own objects, from its storage object: what the release step checks is there. */
+static void on_stored_manifest(struct operator_state *op, const char *manifest, size_t len,
+                               const struct ao_error *error, void *userdata)
+{
+        (void) op;
+        struct upgrade_job *j = userdata;
+        struct ao_error err = {0};
+        if (error || ao_helm_manifest_parse(manifest, len, &j->manifest, &err) < 0) {
+                /* Rendering tells the same, with a helm process. */
+                log_module(j, AO_LOG_WARN, "module '%s': the stored release cannot be read, rendering it: %s",
+                           error ? error->msg : err.msg);
+                render(j);
+                return;
+        }
+        check_objects(j);
+}
+
+/* Nothing the render depends on changed since the release was made or checked: no render. */
+static void reuse_release(struct upgrade_job *j)
+{
+        struct ao_error err = {0};
+        j->check_started_usec = ao_clock_now_usec();
+        if (release_monitor_watches(j->op, j->mod, j->input_checksum)) {
+                j->reused = true;
+                check_objects(j);
+                return;
+        }
+        if (release_state_read_manifest(j->op, j->storage_object, on_stored_manifest, j, &err) < 0)
+                on_stored_manifest(j->op, NULL, 0, &err, j);
 }
 
 static void release_state(struct upgrade_job *j)
 {
-        job_helm(j, "history", ao_helm_args_history(j->mod->name), on_history);
+        struct release_revision last;
+        if (!release_state_last(j->op, j->mod->name, &last)) {
+                job_helm(j, "history", ao_helm_args_history(j->mod->name), on_history);
+                return;
+        }
+        j->from_storage = true;
+        j->last.revision = last.revision;
+        snprintf(j->last.status, sizeof(j->last.status), "%s", last.status ? last.status : "");
+        j->recorded_checksum = last.module_checksum ? ao_xstrdup(last.module_checksum) : NULL;
+        j->recorded_input = last.input_checksum ? ao_xstrdup(last.input_checksum) : NULL;
+        j->storage_object = last.object ? ao_xstrdup(last.object) : NULL;
+        bool unchanged = last.revision > 0 && strcmp(j->last.status, "deployed") == 0 && j->recorded_input &&
+                         strcmp(j->recorded_input, j->input_checksum) == 0;
+        if (unchanged)
+                reuse_release(j);
+        else
+                render(j);
 }
 
 static void on_crds_applied(const struct ao_error *error, void *userdata)
@@ -387,7 +513,7 @@ static void apply_crds(struct upgrade_job *j)
 }
 
 static int helm_binary_upgrade(struct operator_state *op, struct module *mod, const cJSON *values,
-                               const char *activation, release_upgrade_done *done, void *userdata,
+                               const char *activation, release_done *done, void *userdata,
                                struct ao_error *reterr)
 {
         char *chart = NULL;
@@ -397,7 +523,7 @@ static int helm_binary_upgrade(struct operator_state *op, struct module *mod, co
         if (r == 0) {
                 ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"module", mod->name}),
                             "module '%s' has no chart (no Chart.yaml, no templates/): no release", mod->name);
-                done(op, NULL, NULL, userdata);
+                done(op, NULL, userdata);
                 return 0;
         }
         struct upgrade_job *j = ao_xcalloc(1, sizeof(*j));
@@ -407,7 +533,11 @@ static int helm_binary_upgrade(struct operator_state *op, struct module *mod, co
                                   .chart = chart,
                                   .done = done,
                                   .userdata = userdata};
-        if ((r = chart_values_file(op, mod, values, &j->values_file, reterr)) < 0) {
+        r = chart_input_checksum(mod, chart, values, cluster_config_namespace(op), op->helm->version,
+                                 j->input_checksum, reterr);
+        if (r >= 0)
+                r = chart_values_file(op, mod, values, &j->values_file, reterr);
+        if (r < 0) {
                 free(j->activation);
                 free(j->chart);
                 free(j);
@@ -486,6 +616,12 @@ static void on_exists(struct operator_state *op, const struct ao_helm_result *re
 static int helm_binary_exists(struct operator_state *op, const char *release, release_exists_done *done,
                               void *userdata, struct ao_error *reterr)
 {
+        /* Only a yes is trusted: a release just installed may not have reached the watch yet. */
+        struct release_revision last;
+        if (release_state_last(op, release, &last) && last.revision > 0 && strcmp(last.status, "uninstalled") != 0) {
+                done(op, 1, NULL, userdata);
+                return 0;
+        }
         struct simple_job *s = simple_job_new(release, userdata);
         s->exists_done = done;
         int r = helm_run(op, "history", ao_helm_args_history(release), release, on_exists, s, reterr);
@@ -513,39 +649,14 @@ static void on_listed(struct operator_state *op, const struct ao_helm_result *re
 static int helm_binary_list(struct operator_state *op, release_list_done *done, void *userdata,
                             struct ao_error *reterr)
 {
+        char **stored = release_state_names(op, op->settings->helm_ignore_release);
+        if (stored) {
+                done(op, stored, NULL, userdata);
+                return 0;
+        }
         struct simple_job *s = simple_job_new(NULL, userdata);
         s->list_done = done;
         int r = helm_run(op, "list", ao_helm_args_list(), NULL, on_listed, s, reterr);
-        if (r < 0)
-                free(s);
-        return r;
-}
-
-struct status_job {
-        release_status_done *done;
-        void *userdata;
-};
-
-static void on_status(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
-{
-        struct status_job s = *(struct status_job *) userdata;
-        free(userdata);
-        struct ao_helm_revision last = {0};
-        struct ao_error err = {0};
-        int r = 0;
-        if (res->code < 0 && !strstr(res->error, "release: not found"))
-                r = ao_error_set(&err, res->code, "%s", res->error);
-        else if (res->code == 0)
-                r = ao_helm_parse_history(res->output, res->output_len, &last, &err);
-        s.done(op, r < 0 ? NULL : &last, r < 0 ? &err : NULL, s.userdata);
-}
-
-int release_status(struct operator_state *op, const char *release, release_status_done *done, void *userdata,
-                   struct ao_error *reterr)
-{
-        struct status_job *s = ao_xcalloc(1, sizeof(*s));
-        *s = (struct status_job){done, userdata};
-        int r = helm_run(op, "history", ao_helm_args_history(release), release, on_status, s, reterr);
         if (r < 0)
                 free(s);
         return r;
@@ -597,6 +708,7 @@ static int detect_version(struct operator_state *op, struct ao_error *reterr)
                     reterr, -ENOTSUP, "helm %d.%d.%d at '%s' is not supported: helm 3 is required",
                     w.version.major, w.version.minor, w.version.patch, ao_helm_bin_path(op->helm->client));
         op->helm->labels = w.version.minor >= 13;
+        op->helm->version = ao_xasprintf("%d.%d.%d", w.version.major, w.version.minor, w.version.patch);
         ao_log(AO_LOG_INFO, "helm %d.%d.%d at '%s'", w.version.major, w.version.minor, w.version.patch,
                ao_helm_bin_path(op->helm->client));
         return 0;
@@ -624,6 +736,7 @@ int release_helm_start(struct operator_state *op, struct ao_error *reterr)
         op->releases = &release_helm_ops;
         if (s->helm3) {
                 op->helm->labels = true;
+                op->helm->version = ao_xstrdup("3");
                 return 0;
         }
         return detect_version(op, reterr);
@@ -634,6 +747,7 @@ void release_helm_done(struct operator_state *op)
         if (!op->helm)
                 return;
         ao_helm_free(op->helm->client);
+        free(op->helm->version);
         free(op->helm);
         op->helm = NULL;
 }

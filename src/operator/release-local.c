@@ -115,14 +115,14 @@ static char **list_releases(const struct operator_state *op)
 
 /* The local step finishes at once: each operation calls back before it returns. */
 static int helm_local_upgrade(struct operator_state *op, struct module *mod, const cJSON *values,
-                              const char *activation, release_upgrade_done *done, void *userdata,
+                              const char *activation, release_done *done, void *userdata,
                               struct ao_error *reterr)
 {
         (void) activation;
         struct ao_error err = {0};
         int r = write_release(op, mod, values, &err);
         (void) reterr;
-        done(op, NULL, r < 0 ? &err : NULL, userdata);
+        done(op, r < 0 ? &err : NULL, userdata);
         return 0;
 }
 

@@ -125,6 +125,18 @@ struct ao_informers *cluster_informers(struct operator_state *o)
         return NULL;
 }
 
+struct ao_informers *cluster_monitor_informers(struct operator_state *o)
+{
+        (void) o;
+        return NULL;
+}
+
+struct ao_kube_client *cluster_monitor_client(struct operator_state *o)
+{
+        (void) o;
+        return NULL;
+}
+
 struct ao_jq_cache *cluster_jq(struct operator_state *o)
 {
         (void) o;
@@ -174,12 +186,12 @@ static void note_release(const char *what, const char *name)
 }
 
 static int fake_upgrade(struct operator_state *o, struct module *mod, const cJSON *values,
-                        const char *activation, release_upgrade_done *done, void *userdata,
+                        const char *activation, release_done *done, void *userdata,
                         struct ao_error *reterr)
 {
         (void) values, (void) activation, (void) reterr;
         note_release("upgrade", mod->name);
-        done(o, NULL, NULL, userdata);
+        done(o, NULL, userdata);
         return 0;
 }
 
