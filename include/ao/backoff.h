@@ -39,6 +39,12 @@ struct ao_backoff {
 
 /** The delay before retry number @failures + 1, jitter included, before scaling. */
 uint64_t ao_backoff_delay_usec(const struct ao_backoff *b, unsigned failures);
+/**
+ * A pseudo-random number for jitter, from the generator the back-off uses: seeded from
+ * getrandom() once per process, so replicas and restarts spread differently (random() unseeded
+ * gives every process the same sequence). Not for secrets. Main thread only.
+ */
+uint64_t ao_backoff_random(void);
 
 /** @usec multiplied by @retry_scale (<= 0 or NaN: 1), saturating at UINT64_MAX. */
 uint64_t ao_backoff_scale_usec(double retry_scale, uint64_t usec);

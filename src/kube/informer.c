@@ -665,7 +665,7 @@ static void start_watch(struct informer *inf)
         inf->stream_gone = false;
         ao_error_clear(&inf->stream_error);
         ao_watch_decoder_reset(inf->decoder);
-        unsigned timeout = WATCH_TIMEOUT_MIN_SEC + (unsigned) random() % WATCH_TIMEOUT_SPREAD;
+        unsigned timeout = WATCH_TIMEOUT_MIN_SEC + (unsigned) (ao_backoff_random() % WATCH_TIMEOUT_SPREAD);
         struct ao_strbuf q = {0};
         ao_strbuf_appendf(&q, "%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%u&resourceVersion=",
                           inf->collection, timeout);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "ao/alloc.h"
+#include "ao/backoff.h"
 #include "ao/hashmap.h"
 #include "ao/helm-output.h"
 #include "ao/informer.h"
@@ -370,7 +371,7 @@ static uint64_t next_delay(const struct operator_state *op)
 {
         uint64_t interval = op->settings->helm_monitor_interval_usec;
         uint64_t jitter_max = interval / 4 < JITTER_MAX_USEC ? interval / 4 : JITTER_MAX_USEC;
-        return interval + (jitter_max ? (uint64_t) random() % jitter_max : 0);
+        return interval + (jitter_max ? ao_backoff_random() % jitter_max : 0);
 }
 
 static void arm(struct release_monitor *m)

@@ -30,6 +30,11 @@ static uint64_t rng_next(void)
         return z ^ (z >> 31);
 }
 
+uint64_t ao_backoff_random(void)
+{
+        return rng_next();
+}
+
 /* base + first * 2^(failures-1), or max when that reaches the cap (computed without overflow). */
 static uint64_t unjittered(const struct ao_backoff *b, unsigned failures, bool *ret_capped)
 {

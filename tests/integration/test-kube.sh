@@ -140,9 +140,11 @@ is "$(metric kube_snapshot_objects cms)" 2 "kube_snapshot_objects counts a bindi
 is "$(metric kube_snapshot_objects bulk)" 1200 "kube_snapshot_objects for 1,200 objects"
 is "$(metric kube_jq_filter_duration_seconds_count bulk)" 1200 \
         "kube_jq_filter_duration_seconds: one observation per object"
-is "$(printf '%s\n' "$metrics" | grep -E '^addon_operator_kubernetes_client_request_result_total\{' | sed 's/} [0-9]*$/}/')" \
-        "addon_operator_kubernetes_client_request_result_total{component=\"main\",code=\"200\",method=\"GET\",host=\"$api\"}" \
-        "kubernetes_client_request_result_total by code, method and host"
+# main: the bindings' lists; helm_monitor: the list of helm's release storage (HELM_MONITOR_KUBE_CLIENT_*).
+is "$(printf '%s\n' "$metrics" | grep -E '^addon_operator_kubernetes_client_request_result_total\{' | sed 's/} [0-9]*$/}/' | sort)" \
+        "addon_operator_kubernetes_client_request_result_total{component=\"helm_monitor\",code=\"200\",method=\"GET\",host=\"$api\"}
+addon_operator_kubernetes_client_request_result_total{component=\"main\",code=\"200\",method=\"GET\",host=\"$api\"}" \
+        "kubernetes_client_request_result_total by component, code, method and host"
 is "$(printf '%s\n' "$metrics" | grep -F 'kubernetes_client_request_latency_seconds_count{component="main",verb="GET",url="/api/v1/namespaces/bulk/configmaps"}' | sed 's/.* //')" 3 \
         "kubernetes_client_request_latency_seconds per path, without the query"
 
