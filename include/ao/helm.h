@@ -83,6 +83,7 @@ struct ao_helm_upgrade {
         const char *checksum;  /* recorded as the value _addonOperatorModuleChecksum; NULL: none */
         const char *labels;    /* release labels "k=v,k2=v2" (helm >= 3.13); NULL: none */
         int history_max;       /* --history-max */
+        bool take_ownership;   /* --take-ownership (helm >= 3.17): objects annotated for another release are adopted */
         uint64_t timeout_usec; /* --timeout, whole seconds (at least 1) */
 };
 

@@ -27,6 +27,7 @@ static char **args_of(const char *first, ...)
         return v;
 }
 
+/* Append @flag and, unless NULL, its @value (owned). */
 static void append(char ***v, const char *flag, char *value /* owned */)
 {
         size_t n = 0;
@@ -34,7 +35,8 @@ static void append(char ***v, const char *flag, char *value /* owned */)
                 n++;
         *v = ao_xreallocarray(*v, n + 3, sizeof(char *));
         (*v)[n++] = ao_xstrdup(flag);
-        (*v)[n++] = value;
+        if (value)
+                (*v)[n++] = value;
         (*v)[n] = NULL;
 }
 
@@ -66,6 +68,8 @@ char **ao_helm_args_upgrade(const struct ao_helm_upgrade *u)
                 append(&v, "--set-string", ao_xasprintf("_addonOperatorModuleChecksum=%s", u->checksum));
         if (u->labels && u->labels[0])
                 append(&v, "--labels", ao_xstrdup(u->labels));
+        if (u->take_ownership)
+                append(&v, "--take-ownership", NULL);
         return v;
 }
 

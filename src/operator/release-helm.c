@@ -46,6 +46,8 @@
 struct helm_state {
         struct ao_helm *client;
         bool labels;   /* helm >= 3.13 records release labels */
+        bool take_ownership; /* helm >= 3.17: an upgrade adopts objects another release claims, as the Go
+                              * operator's does (an object whose owner annotation changed is healed) */
         char *version; /* owned: "3.17.2", part of the input checksum ("3" when not asked) */
 };
 
@@ -172,6 +174,7 @@ static void upgrade(struct upgrade_job *j, const char *why)
                                     .checksum = j->rendered_checksum,
                                     .labels = labels,
                                     .history_max = (int) op->settings->helm_history_max,
+                                    .take_ownership = op->helm->take_ownership,
                                     .timeout_usec = op->settings->helm_timeout_usec};
         j->upgrade_started_usec = ao_clock_now_usec();
         job_helm(j, "upgrade", ao_helm_args_upgrade(&u), on_upgraded);
@@ -238,8 +241,7 @@ static void on_presence(struct operator_state *op, const char *absent, const str
                 return;
         }
         if (absent) {
-                op_metrics_absent_resource(op, j->mod, absent);
-                upgrade(j, absent);
+                upgrade(j, absent); /* release_monitor_check() counted it */
                 return;
         }
         if (!j->rendered_checksum) {
@@ -708,6 +710,7 @@ static int detect_version(struct operator_state *op, struct ao_error *reterr)
                     reterr, -ENOTSUP, "helm %d.%d.%d at '%s' is not supported: helm 3 is required",
                     w.version.major, w.version.minor, w.version.patch, ao_helm_bin_path(op->helm->client));
         op->helm->labels = w.version.minor >= 13;
+        op->helm->take_ownership = w.version.minor >= 17;
         op->helm->version = ao_xasprintf("%d.%d.%d", w.version.major, w.version.minor, w.version.patch);
         ao_log(AO_LOG_INFO, "helm %d.%d.%d at '%s'", w.version.major, w.version.minor, w.version.patch,
                ao_helm_bin_path(op->helm->client));

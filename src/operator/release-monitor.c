@@ -109,12 +109,14 @@ static void heal(struct release_monitor *m, const char *why)
 
 /*
  * The first object missing or owned by another release, as a sentence; NULL when all are fine.
- * @lost_only: only objects seen since they are watched count as missing.
+ * @lost_only: only objects seen since they are watched count as missing. @ret_object: the
+ * object's "Kind namespace/name" (borrowed), for the metric.
  */
-static char *find_problem(const struct release_monitor *m, bool lost_only)
+static char *find_problem(const struct release_monitor *m, bool lost_only, const char **ret_object)
 {
         for (size_t i = 0; i < m->n; i++) {
                 const struct watched_object *o = &m->objects[i];
+                *ret_object = o->description;
                 if (!o->watch && !lost_only)
                         return ao_xasprintf("%s: its kind is not served", o->description);
                 if (!o->watch)
@@ -148,12 +150,13 @@ static void look(struct release_monitor *m)
                 return;
         }
         m->recheck = false;
-        _cleanup_free_ char *problem = find_problem(m, true);
+        const char *object = NULL;
+        _cleanup_free_ char *problem = find_problem(m, true, &object);
         if (!problem) {
                 set_result(m, ao_xasprintf("%zu objects present", m->n));
                 return;
         }
-        op_metrics_absent_resource(m->op, m->mod, problem);
+        op_metrics_absent_resource(m->op, m->mod, object);
         heal(m, problem);
 }
 
@@ -165,9 +168,10 @@ static void answer_waiters(struct release_monitor *m)
         size_t n = m->n_waiters;
         m->waiters = NULL;
         m->n_waiters = 0;
-        _cleanup_free_ char *problem = find_problem(m, false);
+        const char *object = NULL;
+        _cleanup_free_ char *problem = find_problem(m, false, &object);
         if (problem)
-                op_metrics_absent_resource(m->op, m->mod, problem);
+                op_metrics_absent_resource(m->op, m->mod, object);
         for (size_t i = 0; i < n; i++)
                 w[i].done(m->op, problem, NULL, w[i].userdata);
         free(w);

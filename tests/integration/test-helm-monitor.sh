@@ -1,16 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Release auto-healing: with HELM_MONITOR_INTERVAL=1s the monitor checks each release's status
-# and objects; a deleted object or a release that is not deployed brings a module run back,
-# while objects the module's own hooks deleted do not; a module in maintenance is left alone. The
-# `module resource-monitor` debug command shows what is watched.
+# Release auto-healing by watch. fake-helm writes the release's objects and helm's storage Secrets
+# to the fake API server (FAKE_HELM_KUBE), as helm does. The operator watches the objects
+# metadata-only and the storage by label: a deleted ConfigMap or Deployment, an object taken by
+# another release, or a release no longer "deployed" brings a module run back at once, while
+# objects the module's own hooks deleted do not; no object is ever fetched one by one; a module
+# in maintenance is left alone. `module resource-monitor` shows what is watched.
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/fakekube.sh"
 
 work=$(mktemp -d /tmp/test-helm-monitor.XXXXXX)
 fk_start
-export FAKE_HELM_DIR="$work/helm"
+export FAKE_HELM_DIR="$work/helm" FAKE_HELM_KUBE="$api"
 mkdir -p "$FAKE_HELM_DIR"/status
 sock="$work/debug.socket"
 
@@ -27,6 +29,24 @@ apiVersion: v1
 kind: ConfigMap
 metadata:
   name: app-scratch
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app-web
+spec:
+  replicas: 0
+  selector:
+    matchLabels:
+      app: web
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      containers:
+      - name: web
+        image: nginx
 EOF
 # An afterHelm hook that deletes one object of the release on purpose.
 cat >"$m/hooks/cleanup.sh" <<'EOF'
@@ -36,75 +56,117 @@ echo '{"operation":"Delete","kind":"ConfigMap","namespace":"ao","name":"app-scra
 EOF
 chmod +x "$m/hooks/cleanup.sh"
 printf 'appEnabled: true\n' >"$work/modules/values.yaml"
-# The fake installs nothing: the objects exist because the test made them.
-for name in app-main app-scratch; do
-        fk POST /fake/objects '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"'$name'","namespace":"ao"}}' >/dev/null
-done
 
-op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$FAKE_HELM_DIR" KUBE_SERVER="$api" ADDON_OPERATOR_NAMESPACE=ao \
-        MODULES_DIR="$work/modules" GLOBAL_HOOKS_DIR="$work/none" ADDON_OPERATOR_TMP_DIR="$work/tmp" \
+op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$FAKE_HELM_DIR" FAKE_HELM_KUBE="$api" KUBE_SERVER="$api" \
+        ADDON_OPERATOR_NAMESPACE=ao MODULES_DIR="$m/.." GLOBAL_HOOKS_DIR="$work/none" ADDON_OPERATOR_TMP_DIR="$work/tmp" \
         ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" \
-        HELM_MONITOR_INTERVAL=1s DEBUG_UNIX_SOCKET="$sock" LOG_NO_TIME=true -- start
+        DEBUG_UNIX_SOCKET="$sock" LOG_NO_TIME=true -- start
 op_wait_for "first converge done"
 ok $? "the first converge ends"
 dump() { env DEBUG_UNIX_SOCKET="$sock" "$AO_BINARY" module resource-monitor -o json; }
-checked() { [ "$(dump | jq '.monitors[0].checks // 0')" -ge "$1" ]; }
 revisions() { jq '.revisions | length' "$FAKE_HELM_DIR/releases/ao/app.json"; }
 revisions_at_least() { [ "$(revisions)" -ge "$1" ]; }
+exists() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$api$1")" = 200 ]; }
+heals() { dump | jq '.monitors[0].heals'; }
+monitor_idle() { [ "$(dump | jq -r '.monitors[0].lastResult // ""')" = "2 objects present" ]; }
 
-wait_for checked 2
-ok $? "the monitor checks the release again and again"
-is "$(dump | jq -c '.monitors[0] | del(.checks, .lastCheckSecondsAgo)')" \
-        '{"module":"app","objects":["ConfigMap ao/app-main"],"deletedByHooks":["ConfigMap ao/app-scratch"],"lastResult":"1 objects present"}' \
-        "module resource-monitor: the release's objects, minus the one its afterHelm hook deleted"
+wait_for monitor_idle
+ok $? "after the run the monitor looks at the objects: all there"
+is "$(dump | jq -c '.monitors[0] | del(.checks, .lastCheckSecondsAgo, .lastResult)')" \
+        '{"module":"app","objects":["ConfigMap ao/app-main","Deployment ao/app-web"],"missing":[],"watches":["v1/configmaps ao","apps/v1/deployments ao"],"deletedByHooks":["ConfigMap ao/app-scratch"],"heals":0}' \
+        "module resource-monitor: the release's objects minus the one its afterHelm hook deleted, one watch per resource"
 is "$(curl -s -o /dev/null -w '%{http_code}' "$api/api/v1/namespaces/ao/configmaps/app-scratch")" 404 \
         "the hook did delete it"
 is "$(revisions)" 1 "and that deletion brought no module run: still revision 1"
+watches=$(fk GET /fake/requests | jq -c '[.requests[] | select(.watch and (.agent | startswith("addon-operator/")) and (.path | test("/(configmaps|deployments|secrets)$"))) | {path, labelSelector: .query.labelSelector, accept: (.accept // "" | test("as=PartialObjectMetadata;"))}] | unique | sort_by(.path)')
+is "$watches" '[{"path":"/api/v1/namespaces/ao/configmaps","labelSelector":null,"accept":true},{"path":"/api/v1/namespaces/ao/secrets","labelSelector":"owner=helm","accept":true},{"path":"/apis/apps/v1/namespaces/ao/deployments","labelSelector":null,"accept":true}]' \
+        "metadata-only watches: the release's resources in its namespace, and helm's storage by label"
 
+# ---- a deleted ConfigMap, then a deleted Deployment, come back by the watch ----------------------
+fk DELETE /fake/requests >/dev/null
 curl -sf -X DELETE "$api/api/v1/namespaces/ao/configmaps/app-main" >/dev/null
-op_wait_for "module 'app': ConfigMap ao/app-main of its release is missing: running it again"
-ok $? "a deleted object of the release is noticed"
-op_wait_for "module 'app': upgrading its release: ConfigMap ao/app-main is missing from the cluster"
+op_wait_for "module 'app': ConfigMap ao/app-main is missing: running it again"
+ok $? "a deleted object of the release is noticed from its watch"
+op_wait_for "module 'app': upgrading its release: ConfigMap ao/app-main is missing"
 ok $? "the module run upgrades the release"
-# The fake helm creates nothing, so the monitor keeps healing until the object is back.
-fk POST /fake/objects '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"app-main","namespace":"ao"}}' >/dev/null
-wait_for revisions_at_least 2
-ok $? "a new revision"
+wait_for exists /api/v1/namespaces/ao/configmaps/app-main
+ok $? "the ConfigMap is back"
+is "$(revisions)" 2 "revision 2"
+curl -sf -X DELETE "$api/apis/apps/v1/namespaces/ao/deployments/app-web" >/dev/null
+op_wait_for "module 'app': Deployment ao/app-web is missing: running it again"
+ok $? "a deleted Deployment is noticed"
+wait_for exists /apis/apps/v1/namespaces/ao/deployments/app-web
+ok $? "and restored"
+wait_for revisions_at_least 3
+ok $? "revision 3"
+gets=$(fk GET /fake/requests | jq -r '[.requests[] | select(.method == "GET" and (.agent | startswith("addon-operator/")) and (.path | test("/(configmaps/app-main|deployments/app-web)$")))] | length')
+is "$gets" 0 "no release object was fetched one by one by the operator (fake-helm's own requests aside)"
 
+# ---- an object another release takes over ---------------------------------------------------------
+wait_for monitor_idle
+curl -sf -X PATCH -H 'Content-Type: application/merge-patch+json' \
+        -d '{"metadata":{"annotations":{"meta.helm.sh/release-name":"other"}}}' \
+        "$api/api/v1/namespaces/ao/configmaps/app-main" >/dev/null
+op_wait_for "module 'app': ConfigMap ao/app-main belongs to release 'other' now: running it again"
+ok $? "an object whose meta.helm.sh/release-name names another release is noticed"
+owner() { curl -sf "$api/api/v1/namespaces/ao/configmaps/app-main" | jq -r '.metadata.annotations["meta.helm.sh/release-name"]'; }
+owned_again() { [ "$(owner)" = app ]; }
+wait_for owned_again
+ok $? "the upgrade takes it back (--take-ownership)"
+
+# ---- the release itself is no longer deployed ------------------------------------------------------
+wait_for monitor_idle
+before=$(revisions)
 printf 'failed\n' >"$FAKE_HELM_DIR/status/app"
+"$FAKE_HELM" history app -n ao >/dev/null # fake-helm writes the status into the storage Secret
+rm -f "$FAKE_HELM_DIR/status/app"
 op_wait_for "module 'app': its release is failed: running it again"
-ok $? "a release that is not deployed is noticed"
+ok $? "a release whose storage says it is not deployed is noticed from the storage watch"
 op_wait_for "module 'app': upgrading its release: its last revision is failed"
 ok $? "and upgraded"
-rm -f "$FAKE_HELM_DIR/status/app"
+wait_for revisions_at_least $((before + 1))
+ok $? "a new revision"
+
 metrics=$(curl -sf "http://127.0.0.1:$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)/metrics")
 like "$metrics" 'modules_absent_resources_total\{module="app",resource="ConfigMap ao/app-main"\} [1-9]' \
-        "modules_absent_resources_total"
+        "modules_absent_resources_total names the object"
+like "$metrics" 'modules_absent_resources_total\{module="app",resource="Deployment ao/app-web"\} [1-9]' \
+        "modules_absent_resources_total for the Deployment"
 like "$metrics" 'modules_helm_release_redeployed_total\{module="app"\} [1-9]' "modules_helm_release_redeployed_total"
-like "$metrics" 'kubernetes_client_request_result_total\{component="helm_monitor",code="[0-9]+",method="GET"' \
-        "the monitor's requests go through its own client (component helm_monitor)"
+like "$metrics" 'kubernetes_client_request_result_total\{component="helm_monitor",code="200",method="GET"' \
+        "the watches' lists go through the monitor's own client (component helm_monitor)"
 
-# Maintenance: the release is neither upgraded nor healed, even when the module's values change.
+# ---- maintenance: neither upgraded nor healed --------------------------------------------------------
+wait_for monitor_idle
 printf 'app:\n  replicas: 2\nappMaintenance: NoResourceReconciliation\n' >"$work/config.yaml"
 op_wait_for "module 'app' is in maintenance \(NoResourceReconciliation\): its release is not reconciled"
 ok $? "appMaintenance: NoResourceReconciliation: the module runs without its release step"
-# Module runs are serial: whatever upgraded before this run has finished by now.
 before=$(revisions)
 op_wait_for "module 'app' is up to date"
 ok $? "and the run completes"
 is "$(revisions)" "$before" "no upgrade, though the module's values changed"
 is "$(dump | jq -c '.monitors')" '[]' "no auto-healing: its monitor is stopped"
+curl -sf -X DELETE "$api/api/v1/namespaces/ao/configmaps/app-main" >/dev/null
+printf 'app:\n  replicas: 3\nappMaintenance: NoResourceReconciliation\n' >"$work/config.yaml"
+op_wait_for "module 'app' is up to date"
+ok $? "another run in maintenance"
+is "$(curl -s -o /dev/null -w '%{http_code}' "$api/api/v1/namespaces/ao/configmaps/app-main")" 404 \
+        "an object deleted in maintenance stays deleted"
 printf 'app:\n  replicas: 2\n' >"$work/config.yaml"
-wait_for revisions_at_least $((before + 1))
-ok $? "out of maintenance, the next run upgrades the release"
-wait_for checked 1
+wait_for exists /api/v1/namespaces/ao/configmaps/app-main
+ok $? "out of maintenance, the next run upgrades the release and the object is back"
+wait_for monitor_idle
 ok $? "and its monitor is back"
 
-# Disabled: the monitor stops.
+# ---- disabled: the monitor and its watches stop ------------------------------------------------------
 printf 'appEnabled: false\n' >"$work/config.yaml"
 op_wait_for "module 'app' deleted"
 ok $? "the module is disabled"
 is "$(dump | jq -c '.monitors')" '[]' "its monitor is gone"
+object_watches() { fk GET /fake/watches | jq '[.watches[] | select(.path | test("/(configmaps|deployments)$"))] | length'; }
+no_object_watches() { [ "$(object_watches)" = 0 ]; }
+wait_for no_object_watches
+ok $? "and so are the watches of its objects"
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "the operator stops cleanly"
