@@ -97,6 +97,7 @@ struct upgrade_job {
         char *recorded_input;    /* owned: its moduleInputChecksum label, or NULL */
         char *storage_object;    /* owned: its storage object's name */
         bool reused;             /* the objects watched are this release's already: @manifest is empty */
+        char *upgrade_why;       /* owned: an upgrade decided before any render: render, then upgrade */
         struct ao_helm_manifest manifest;
         struct ao_helm_revision last;
         uint64_t check_started_usec, upgrade_started_usec;
@@ -122,6 +123,7 @@ static void job_end(struct upgrade_job *j, const struct ao_error *error)
         free(j->recorded_checksum);
         free(j->recorded_input);
         free(j->storage_object);
+        free(j->upgrade_why);
         ao_helm_manifest_clear(&j->manifest);
         free(j);
 }
@@ -159,9 +161,17 @@ static void on_upgraded(struct operator_state *op, const struct ao_helm_result *
         job_end(j, NULL);
 }
 
+static void render(struct upgrade_job *j);
+
 static void upgrade(struct upgrade_job *j, const char *why)
 {
         struct operator_state *op = j->op;
+        if (!j->rendered_checksum) { /* the input was unchanged, but an object is gone: the upgrade needs the render */
+                j->upgrade_why = ao_xstrdup(why);
+                j->reused = false;
+                render(j);
+                return;
+        }
         op_metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
                                   ao_clock_now_usec() - j->check_started_usec);
         log_module(j, AO_LOG_INFO, "module '%s': upgrading its release: %s", why);
@@ -396,9 +406,15 @@ static void on_rendered(struct operator_state *op, const struct ao_helm_result *
         ao_helm_checksum(res->output, res->output_len, sum);
         j->rendered_checksum = ao_xstrdup(sum);
         struct ao_error err = {0};
+        ao_helm_manifest_clear(&j->manifest); /* the stored release's, when it was read first */
         if (ao_helm_manifest_parse(res->output, res->output_len, &j->manifest, &err) < 0) {
                 _cleanup_free_ char *msg = ao_xasprintf("helm template: %s", err.msg);
                 job_fail(j, err.code, msg);
+                return;
+        }
+        if (j->upgrade_why) {
+                _cleanup_free_ char *why = TAKE_PTR(j->upgrade_why);
+                upgrade(j, why);
                 return;
         }
         j->check_started_usec = ao_clock_now_usec();

@@ -113,17 +113,32 @@ metadata:
 spec:
   selector: {app: web}
   ports: [{port: 80}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
 EOF
+# Every helm process the operator starts, one line each (a restart with nothing changed starts none).
+printf '#!/bin/sh\necho "$*" >>"%s/helm-calls"\nexec "%s" "$@"\n' "$work" "$HELM" >"$work/helm-counting"
+chmod +x "$work/helm-counting"
+helm_calls() { grep -cv '^version' "$work/helm-calls" 2>/dev/null; }
 # A module hook bound to an object of its own release.
 hook modules/010-web/hooks/own.sh '{"configVersion":"v1","kubernetes":[{"name":"own","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["ao"]}},"nameSelector":{"matchNames":["web-config"]},"jqFilter":".data.greeting","keepFullObjectsInMemory":false}]}'
 k -n ao create configmap addon-operator --from-literal=global='{}' --from-literal=webEnabled=true \
         --from-literal=web='greeting: hi' >/dev/null
 
 # ---- start ------------------------------------------------------------------------------------------------
-op_start KUBE_CONFIG="$KUBECONFIG_OPERATOR" ADDON_OPERATOR_NAMESPACE=ao HELM_BIN_PATH="$HELM" HOME="$work/home" \
-        MODULES_DIR="$work/modules" GLOBAL_HOOKS_DIR="$work/global" ADDON_OPERATOR_TMP_DIR="$work/tmp" \
-        ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 HELM_MONITOR_INTERVAL=2s \
-        LOG_NO_TIME=true -- start
+operator_env=(KUBE_CONFIG="$KUBECONFIG_OPERATOR" ADDON_OPERATOR_NAMESPACE=ao HELM_BIN_PATH="$work/helm-counting"
+        HOME="$work/home" MODULES_DIR="$work/modules" GLOBAL_HOOKS_DIR="$work/global" ADDON_OPERATOR_TMP_DIR="$work/tmp"
+        ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 LOG_NO_TIME=true)
+op_start "${operator_env[@]}" -- start
 op_wait_for "first converge done"
 ok $? "the operator converges against the real API server" || printf '%s' "$OP_LOG" | tail -20 | sed 's/^/# /'
 
@@ -179,10 +194,15 @@ is "$(release_status)" "1 deployed" "helm installed the module's release"
 is "$(k -n ao get configmap web-config -o jsonpath='{.data.greeting}')" "hi" \
         "its objects carry the values from the ConfigMap config"
 is "$(h get values web -o json | jq -r '._addonOperatorModuleChecksum | length')" 32 "the checksum is recorded"
+calls=$(helm_calls)
 kill -HUP "$OP_PID"
-op_wait_for "module 'web': release unchanged"
-ok $? "a reload with the same values: no upgrade"
+op_wait_for "module 'web': release unchanged \(same input as its last revision\), upgrade skipped"
+ok $? "a reload with the same values: no render, no upgrade"
+op_wait_for "converge done"
+is "$(helm_calls)" "$calls" "a reload with nothing changed starts no helm process"
 is "$(release_status)" "1 deployed" "still revision 1"
+is "$(k -n ao get secret sh.helm.release.v1.web.v1 -o json | jq -r '.metadata.labels | "\(.moduleChecksum | length) \(.moduleInputChecksum | length)"')" "32 32" \
+        "the release's storage Secret carries moduleChecksum and moduleInputChecksum"
 
 wait_context own.sh.log '{"binding":"own","objects":[],"type":"Synchronization"}'
 ok $? "module binding: Synchronization before the release exists"
@@ -198,12 +218,20 @@ wait_for release_is "2 deployed"
 is "$(release_status)" "2 deployed" "revision 2"
 
 k -n ao delete configmap web-config >/dev/null
-op_wait_for "module 'web': ConfigMap ao/web-config of its release is missing: running it again"
-ok $? "auto-healing notices the deleted object"
+op_wait_for "module 'web': ConfigMap ao/web-config is missing: running it again"
+ok $? "auto-healing notices the deleted object from its metadata watch"
 wait_for cm_exists web-config
 ok $? "and the module run brings it back"
 wait_for release_is "3 deployed"
 is "$(release_status)" "3 deployed" "with revision 3"
+k -n ao delete deployment web >/dev/null
+op_wait_for "module 'web': Deployment ao/web is missing: running it again"
+ok $? "a deleted Deployment is noticed"
+deployment_exists() { k -n ao get deployment web >/dev/null 2>&1; }
+wait_for deployment_exists
+ok $? "and restored"
+wait_for release_is "4 deployed"
+is "$(release_status)" "4 deployed" "with revision 4"
 
 # ---- the API server restarted, etcd compacted ----------------------------------------------------------------
 bash "$here/tests/cluster/cluster.sh" restart-apiserver "$work/c" >>"$work/cluster-start.log" 2>&1
@@ -232,6 +260,19 @@ ok $gone "the cut watches resume, get 410 Gone from the real server, and the inf
 k -n ao create configmap e2e-c --from-literal=c=1 >/dev/null && k -n ao label configmap e2e-c e2e=yes >/dev/null
 wait_context watch.sh.log '{"binding":"cms","filterResult":{"c":"1"},"type":"Event","watchEvent":"Added"}'
 ok $? "after the compaction, no event is lost"
+
+# ---- a restart with nothing changed ------------------------------------------------------------------------
+kill -TERM "$OP_PID"
+op_finish
+is "$OP_CODE" 0 "the operator stops"
+: >"$work/helm-calls"
+op_start "${operator_env[@]}" -- start
+op_wait_for "first converge done"
+ok $? "it starts again and converges"
+like "$OP_LOG" "module 'web': release unchanged \(same input as its last revision\), upgrade skipped" \
+        "the release is recognised from its storage labels"
+is "$(helm_calls)" 0 "a restart with nothing changed starts no helm process (only 'helm version')"
+is "$(release_status)" "4 deployed" "still revision 4"
 
 # ---- disable -----------------------------------------------------------------------------------------------
 k -n ao patch configmap addon-operator -p '{"data":{"webEnabled":"false"}}' >/dev/null
