@@ -162,6 +162,20 @@ static void fuzz_object(const char *text, size_t len, bool secret)
                 check_status(meta.status);
                 ao_helm_storage_meta_clear(&meta);
         }
+        /* A deleted object is known by its name: the parse agrees with the prefix it requires. */
+        const cJSON *object_name = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(object, "metadata"), "name");
+        if (cJSON_IsString(object_name)) {
+                struct ao_helm_storage_meta named = {.version = -7};
+                r = ao_helm_storage_name_parse(object_name->valuestring, &named, &err);
+                if (r == 0 && (!named.name || !named.name[0] || named.version < 1 ||
+                               strncmp(object_name->valuestring, "sh.helm.release.v1.", 19) != 0 ||
+                               !same(named.object, object_name->valuestring)))
+                        abort();
+                if (r < 0 && (named.version != -7 || named.name || err.code != r))
+                        abort();
+                ao_helm_storage_meta_clear(&named);
+        }
 
         r = ao_helm_storage_read(object, secret, &rel, &err);
         if (r < 0) {

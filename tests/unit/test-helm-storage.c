@@ -613,6 +613,42 @@ static void test_labels(void)
         cJSON_Delete(object);
 }
 
+/* This operator's own label, and a deleted object known only by its name. */
+static void test_input_label_and_name(void)
+{
+        cJSON *object = cJSON_Parse(LABELS("\"owner\":\"helm\",\"name\":\"web\",\"version\":\"3\","
+                                           "\"status\":\"deployed\",\"moduleChecksum\":\"a\","
+                                           "\"moduleInputChecksum\":\"b\""));
+        struct ao_helm_storage_meta meta = {0};
+        struct ao_error err = {0};
+        tap_is_int(ao_helm_storage_labels(object, &meta, &err), 0, "labels with moduleInputChecksum: read");
+        tap_is_str(meta.input_checksum, "b", "label moduleInputChecksum");
+        tap_is_str(meta.module_checksum, "a", "label moduleChecksum beside it");
+        ao_helm_storage_meta_clear(&meta);
+        cJSON_Delete(object);
+        is_labels_error(LABELS("\"owner\":\"helm\",\"name\":\"web\",\"version\":\"3\",\"status\":"
+                               "\"deployed\",\"moduleInputChecksum\":[]"),
+                        PREFIX "label moduleInputChecksum is an array, not a string", "input checksum an array");
+
+        tap_is_int(ao_helm_storage_name_parse("sh.helm.release.v1.my.web.v12", &meta, &err), 0,
+                   "name: a release with a dot");
+        tap_is_str(meta.name, "my.web", "name: the release is all between the prefix and the last .v");
+        tap_is_int(meta.version, 12, "name: the revision");
+        tap_is_str(meta.object, "sh.helm.release.v1.my.web.v12", "name: the object");
+        tap_ok(!meta.status && !meta.module_checksum && !meta.input_checksum, "name: nothing else is known");
+        ao_helm_storage_meta_clear(&meta);
+        static const char *const bad[] = {"sh.helm.release.v1.web",    "sh.helm.release.v1..v3",
+                                          "sh.helm.release.v1.web.v0", "sh.helm.release.v1.web.3",
+                                          "other.web.v3",              "sh.helm.release.v1.web.v3x"};
+        for (size_t i = 0; i < AO_ARRAY_SIZE(bad); i++) {
+                char msg[200];
+                (void) snprintf(msg, sizeof(msg),
+                                "'%s' is not named sh.helm.release.v1.<release>.v<revision>", bad[i]);
+                tap_is_int(ao_helm_storage_name_parse(bad[i], &meta, &err), -EBADMSG, "name '%s': refused", bad[i]);
+                tap_is_str(err.msg, msg, "name '%s': the message", bad[i]);
+        }
+}
+
 int main(void)
 {
         data_dir = getenv("AO_HELM_STORAGE_DATA");
@@ -625,5 +661,6 @@ int main(void)
         test_cap();
         test_json();
         test_labels();
+        test_input_label_and_name();
         return tap_done();
 }

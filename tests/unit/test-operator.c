@@ -677,6 +677,58 @@ static void test_queued_sync_context_has_no_items(void)
         ao_hook_config_done(&hook.config);
 }
 
+/* ---- the input checksum: what a render depends on ------------------------------------------------ */
+
+static char *input_of(const struct module *mod, const char *chart, const char *values_json, const char *ns,
+                      const char *helm)
+{
+        cJSON *values = cJSON_Parse(values_json);
+        char sum[33] = "";
+        struct ao_error err = {0};
+        int r = chart_input_checksum(mod, chart, values, ns, helm, sum, &err);
+        cJSON_Delete(values);
+        return r < 0 ? ao_xasprintf("error: %s", err.msg) : ao_xstrdup(sum);
+}
+
+static void test_input_checksum(void)
+{
+        _cleanup_free_ char *chart = ao_xasprintf("%s/chart", scratch);
+        _cleanup_free_ char *templates = ao_xasprintf("%s/templates", chart);
+        _cleanup_free_ char *cm = ao_xasprintf("%s/cm.yaml", templates);
+        _cleanup_free_ char *outside = ao_xasprintf("%s/outside.yaml", scratch);
+        _cleanup_free_ char *link = ao_xasprintf("%s/linked.yaml", templates);
+        write_file("chart/Chart.yaml", "apiVersion: v2\nname: c\nversion: 0.1.0\n", 0644);
+        write_file("chart/templates/cm.yaml", "kind: ConfigMap\n", 0644);
+        write_file("outside.yaml", "a: 1\n", 0644);
+        tap_ok(symlink(outside, link) == 0, "input checksum: a template linked from outside the chart");
+        struct module mod = {.name = "app"};
+        _cleanup_free_ char *base = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2");
+        _cleanup_free_ char *again = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2");
+        tap_ok(strlen(base) == 32 && strcmp(base, again) == 0, "the same inputs give the same MD5 (%s)", base);
+        _cleanup_free_ char *values = input_of(&mod, chart, "{\"app\":{\"x\":2}}", "ao", "3.17.2");
+        _cleanup_free_ char *ns = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "other", "3.17.2");
+        _cleanup_free_ char *helm = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.18.0");
+        struct module other = {.name = "app2"};
+        _cleanup_free_ char *name = input_of(&other, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2");
+        tap_ok(strcmp(values, base) != 0, "other values: another checksum");
+        tap_ok(strcmp(ns, base) != 0, "another namespace: another checksum");
+        tap_ok(strcmp(helm, base) != 0, "another helm version: another checksum");
+        tap_ok(strcmp(name, base) != 0, "another release name: another checksum");
+        write_file("outside.yaml", "a: 2\n", 0644);
+        _cleanup_free_ char *linked = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2");
+        tap_ok(strcmp(linked, base) != 0, "a changed file behind a symbolic link: another checksum");
+        write_file("outside.yaml", "a: 1\n", 0644);
+        _cleanup_free_ char *back = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2");
+        tap_is_str(back, base, "changed back: the first checksum again");
+        _cleanup_free_ char *renamed = ao_xasprintf("%s/cm2.yaml", templates);
+        tap_ok(rename(cm, renamed) == 0, "a template renamed");
+        _cleanup_free_ char *moved = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2");
+        tap_ok(strcmp(moved, base) != 0, "a renamed file: another checksum (its path is hashed)");
+        _cleanup_free_ char *missing = input_of(&mod, "/nonexistent/chart", "{}", "ao", "3.17.2");
+        tap_is_str(missing, "error: cannot read '/nonexistent/chart': No such file or directory",
+                   "a chart that cannot be read: an error naming it");
+}
+
 int main(void)
 {
         struct ao_log_options log = {.format = AO_LOG_FORMAT_TEXT, .level = AO_LOG_ERROR, .fd = -1};
@@ -696,6 +748,7 @@ int main(void)
         test_parallel_module_runs();
         test_failing_module_is_isolated();
         test_queued_sync_context_has_no_items();
+        test_input_checksum();
         teardown();
         return tap_done();
 }
