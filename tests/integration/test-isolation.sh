@@ -5,9 +5,10 @@
 # that holds convergence back until its run succeeds.
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/fakekube.sh"
 
 work=$(mktemp -d /tmp/test-isolation.XXXXXX)
-trap 'kill -9 "${OP_PID:-0}" 2>/dev/null; rm -rf "$work"' EXIT
+
 mkdir -p "$work/modules/001-broken/hooks" "$work/modules/002-good/hooks" "$work/global"
 printf 'brokenEnabled: true\ngoodEnabled: true\n' >"$work/modules/values.yaml"
 # broken's beforeHelm fails until $work/fixed exists.
@@ -58,6 +59,41 @@ ok $? "once fixed, its isolated run succeeds"
 readyz_becomes "Startup converge done.
  200"
 ok $? "and the operator is ready"
+kill -TERM "$OP_PID"
+op_finish
+is "$OP_CODE" 0 "a clean stop"
+
+# ---- with a cluster: the failing module's retries do not hold back another module's events ------------
+fk_start
+rm -f "$work/fixed"
+cat >"$work/modules/002-good/hooks/cms.sh" <<SCRIPT
+#!/bin/sh
+if [ "\$1" = --config ]; then
+        echo '{"configVersion":"v1","kubernetes":[{"name":"cms","kind":"ConfigMap","namespace":{"nameSelector":{"matchNames":["ao"]}},"executeHookOnEvent":["Added"],"jqFilter":".metadata.name"}]}'
+        exit 0
+fi
+jq -r '.[] | select(.type == "Event") | .filterResult' "\$BINDING_CONTEXT_PATH" >>"$work/good-events"
+SCRIPT
+chmod +x "$work/modules/002-good/hooks/cms.sh"
+op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$work/helm" KUBE_SERVER="$api" ADDON_OPERATOR_NAMESPACE=ao \
+        GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$work/modules" ADDON_OPERATOR_TMP_DIR="$work/tmp" \
+        ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" \
+        ADDON_OPERATOR_ISOLATE_FAILING_MODULES=true ADDON_OPERATOR_RETRY_DELAY_SCALE=0.01 -- start
+op_wait_for "first converge done"
+ok $? "with a cluster: the converge ends while broken keeps failing"
+for name in one two three; do
+        fk POST /fake/objects '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"'$name'","namespace":"ao"}}' >/dev/null
+done
+three_events() { [ "$(cat "$work/good-events" 2>/dev/null)" = "one
+two
+three" ]; }
+wait_for three_events
+ok $? "good's kubernetes hook gets each ConfigMap's event, in order, while broken retries in its own queue"
+op_wait_for "not fixed yet"
+ok $? "broken is still failing meanwhile"
+touch "$work/fixed"
+op_wait_for "module 'broken' is up to date"
+ok $? "once fixed it converges"
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "a clean stop"
