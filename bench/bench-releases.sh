@@ -294,7 +294,7 @@ echo "   NEW:  converge $rn_conv ms, exec to done $rn_wall ms, helm processes $r
 echo "   BASE: converge $rb_conv ms, exec to done $rb_wall ms, helm processes $rb_helm ($(cat "$work/restart-base-subs"))"
 for which in new base; do
         read -r req hp chk ms <"$work/idle-$which"
-        echo "3. idle ${which^^}, ${ms} ms window after the converge, HELM_MONITOR_INTERVAL=$monitor:" \
+        echo "3. idle ${which^^}, ${ms} ms window after the converge, HELM_MONITOR_INTERVAL=$([ $which = base ] && echo "$monitor" || echo "${BENCH_RELEASES_NEW_MONITOR_INTERVAL:-0}"):" \
                 "$req API requests ($(idle_per_min 1 "$work/idle-$which")/min), $hp helm processes" \
                 "($(idle_per_min 2 "$work/idle-$which")/min: $(cat "$work/idle-$which-subs")), $chk monitor checks"
         echo "   requests so far by component: $(cat "$work/idle-$which-before") at the start of the window;" \
@@ -307,7 +307,7 @@ for which in new base; do
         fi
 done
 for which in new base; do
-        echo "4. deletion -> restoration, ${which^^} (HELM_MONITOR_INTERVAL=$monitor):"
+        echo "4. deletion -> restoration, ${which^^} (HELM_MONITOR_INTERVAL=$([ $which = base ] && echo "$monitor" || echo "${BENCH_RELEASES_NEW_MONITOR_INTERVAL:-0}")):"
         sed 's/^/   /' "$work/heal-$which"
 done
 
@@ -323,7 +323,7 @@ heal_row() { # heal_row P: NEW's and BASE's P-th percentile, as the row's cells
         awk -v p="$1" -v n="$n" -v b="$b" -v nn="$nn" -v bn="$bn" -v g="$goal" -v mon="$monitor" 'BEGIN {
                 met = (n ~ /^[0-9.]+$/ && n + 0 < g) ? "yes" : "no"
                 r = (n ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) ? sprintf("%.2f", n / b) : "-"
-                printf "row: release object deleted -> restored p%d, HELM_MONITOR_INTERVAL=%s|%s ms (%d samples)|%s ms (BASE, %d samples)|%s|< %d ms|%s\n",
+                printf "row: release object deleted -> restored p%d, BASE HELM_MONITOR_INTERVAL=%s|%s ms (%d samples)|%s ms (BASE, %d samples)|%s|< %d ms|%s\n",
                         p, mon, n, nn, b, bn, r, g, met }'
 }
 read -r nreq nhp _ nms <"$work/idle-new"
@@ -337,9 +337,9 @@ awk -v m="$modules" -v fs="$fs_conv" -v fp="$fp_conv" -v fsw="$fs_wall" -v fpw="
         printf "row: restart converge, exec to done, NEW vs BASE|%d ms|%d ms (BASE)|%.2f|report|-\n", rnw, rbw, rnw / rbw
         printf "row: helm processes in a restart converge, nothing changed|%d|%d (BASE)|%s|0|%s\n", hn, hb, (hb > 0 ? sprintf("%.2f", hn / hb) : "-"), (hn == 0 ? "yes" : "no")
         nr = nreq * 60000 / nms; br = breq * 60000 / bms
-        printf "row: idle API requests/min, %d releases, HELM_MONITOR_INTERVAL=%s|%.1f|%.1f (BASE)|%s|0 (no polling)|%s\n", m, mon, nr, br, (br > 0 ? sprintf("%.2f", nr / br) : "-"), (nreq == 0 ? "yes" : "no")
+        printf "row: idle API requests/min, %d releases, BASE HELM_MONITOR_INTERVAL=%s|%.1f|%.1f (BASE)|%s|0 (no polling)|%s\n", m, mon, nr, br, (br > 0 ? sprintf("%.2f", nr / br) : "-"), (nreq == 0 ? "yes" : "no")
         nh = nhp * 60000 / nms; bh = bhp * 60000 / bms
-        printf "row: idle helm processes/min, %d releases, HELM_MONITOR_INTERVAL=%s|%.1f|%.1f (BASE)|%s|0|%s\n", m, mon, nh, bh, (bh > 0 ? sprintf("%.2f", nh / bh) : "-"), (nhp == 0 ? "yes" : "no")
+        printf "row: idle helm processes/min, %d releases, BASE HELM_MONITOR_INTERVAL=%s|%.1f|%.1f (BASE)|%s|0|%s\n", m, mon, nh, bh, (bh > 0 ? sprintf("%.2f", nh / bh) : "-"), (nhp == 0 ? "yes" : "no")
 }'
 heal_row 50
 heal_row 99
