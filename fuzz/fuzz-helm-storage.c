@@ -163,8 +163,8 @@ static void fuzz_object(const char *text, size_t len, bool secret)
                 ao_helm_storage_meta_clear(&meta);
         }
         /* A deleted object is known by its name: the parse agrees with the prefix it requires. */
-        const cJSON *object_name = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(object, "metadata"), "name");
+        const cJSON *object_name =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(object, "metadata"), "name");
         if (cJSON_IsString(object_name)) {
                 struct ao_helm_storage_meta named = {.version = -7};
                 r = ao_helm_storage_name_parse(object_name->valuestring, &named, &err);

@@ -80,10 +80,11 @@ struct ao_helm_upgrade {
         const char *release;
         const char *chart_dir;
         const char *values_file;
-        const char *checksum;  /* recorded as the value _addonOperatorModuleChecksum; NULL: none */
-        const char *labels;    /* release labels "k=v,k2=v2" (helm >= 3.13); NULL: none */
-        int history_max;       /* --history-max */
-        bool take_ownership;   /* --take-ownership (helm >= 3.17): objects annotated for another release are adopted */
+        const char *checksum; /* recorded as the value _addonOperatorModuleChecksum; NULL: none */
+        const char *labels;   /* release labels "k=v,k2=v2" (helm >= 3.13); NULL: none */
+        int history_max;      /* --history-max */
+        /* --take-ownership (helm >= 3.17): objects annotated for another release are adopted. */
+        bool take_ownership;
         uint64_t timeout_usec; /* --timeout, whole seconds (at least 1) */
 };
 

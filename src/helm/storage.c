@@ -30,10 +30,10 @@
 #define SHOW_MAX   128 /* bytes of a user string quoted in an error */
 #define STATUS_MAX 31  /* longest status accepted, as ao_helm_parse_history() does */
 
-#define CHECKSUM_KEY   "_addonOperatorModuleChecksum"
-#define CHECKSUM_LABEL "moduleChecksum"
+#define CHECKSUM_KEY         "_addonOperatorModuleChecksum"
+#define CHECKSUM_LABEL       "moduleChecksum"
 #define INPUT_CHECKSUM_LABEL "moduleInputChecksum"
-#define OBJECT_PREFIX "sh.helm.release.v1."
+#define OBJECT_PREFIX        "sh.helm.release.v1."
 
 static const unsigned char gzip_magic[3] = {0x1f, 0x8b, 0x08};
 
@@ -136,7 +136,8 @@ static bool parse_version(const char *s, int *ret)
 
 static int read_labels(const cJSON *labels, struct ao_helm_storage_meta *m, struct ao_error *reterr)
 {
-        const char *owner = NULL, *name = NULL, *version = NULL, *status = NULL, *checksum = NULL, *input = NULL;
+        const char *owner = NULL, *name = NULL, *version = NULL, *status = NULL, *checksum = NULL,
+                   *input = NULL;
         char buf[SHOW_MAX + 4];
         int r;
 
@@ -185,7 +186,8 @@ int ao_helm_storage_name_parse(const char *object, struct ao_helm_storage_meta *
         int version = 0;
         if (!object || strncmp(object, OBJECT_PREFIX, prefix_len) != 0 || !v || v < object + prefix_len + 1 ||
             v[1] != 'v' || !parse_version(v + 2, &version))
-                return ao_error_set(reterr, -EBADMSG, "'%s' is not named sh.helm.release.v1.<release>.v<revision>",
+                return ao_error_set(reterr, -EBADMSG,
+                                    "'%s' is not named sh.helm.release.v1.<release>.v<revision>",
                                     show(buf, object ? object : ""));
         *ret = (struct ao_helm_storage_meta){
             .object = ao_xstrdup(object),

@@ -385,8 +385,7 @@ struct release_ops {
         const char *name; /* "local", "helm": for logs */
         /* Install or upgrade @mod's release with @values (the document helm gets). */
         int (*upgrade)(struct operator_state *op, struct module *mod, const struct cJSON *values,
-                       const char *activation, release_done *done, void *userdata,
-                       struct ao_error *reterr);
+                       const char *activation, release_done *done, void *userdata, struct ao_error *reterr);
         int (*remove)(struct operator_state *op, const char *release, release_done *done, void *userdata,
                       struct ao_error *reterr);
         int (*exists)(struct operator_state *op, const char *release, release_exists_done *done,
@@ -419,8 +418,9 @@ int chart_crd_operations(const struct operator_state *op, const struct module *m
  * followed), @values as helm gets them, the release name, namespace @ns and @helm_version.
  * Equal checksums give equal renders, unless the templates call random or time functions.
  */
-int chart_input_checksum(const struct module *mod, const char *chart, const struct cJSON *values, const char *ns,
-                         const char *helm_version, char ret[static 33], struct ao_error *reterr);
+int chart_input_checksum(const struct module *mod, const char *chart, const struct cJSON *values,
+                         const char *ns, const char *helm_version, char ret[static 33],
+                         struct ao_error *reterr);
 
 /** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
 int release_helm_start(struct operator_state *op, struct ao_error *reterr);
@@ -540,11 +540,12 @@ typedef void release_presence_done(struct operator_state *op, const char *proble
  * watch has its state, with the first object missing or owned by another release. No healing
  * until release_monitor_start(). Fails at once without discovery.
  */
-int release_monitor_check(struct operator_state *op, struct module *mod, const struct ao_helm_manifest *manifest,
-                          release_presence_done *done, void *userdata, struct ao_error *reterr);
+int release_monitor_check(struct operator_state *op, struct module *mod,
+                          const struct ao_helm_manifest *manifest, release_presence_done *done,
+                          void *userdata, struct ao_error *reterr);
 /** Heal @mod's release from now on: its objects are @manifest's (NULL: those watched), made from @input. */
-void release_monitor_start(struct operator_state *op, struct module *mod, const struct ao_helm_manifest *manifest,
-                           const char *input);
+void release_monitor_start(struct operator_state *op, struct module *mod,
+                           const struct ao_helm_manifest *manifest, const char *input);
 /** Whether @mod's watched objects are those of a release made from @input (its input checksum). */
 bool release_monitor_watches(const struct operator_state *op, const struct module *mod, const char *input);
 void release_monitor_stop(struct operator_state *op, struct module *mod);

@@ -172,7 +172,8 @@ static int append_file(struct ao_strbuf *sb, const char *path, struct ao_error *
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
-                return ao_error_set(reterr, ao_negative_errno(), "cannot read '%s': %s", path, strerror(errno));
+                return ao_error_set(reterr, ao_negative_errno(), "cannot read '%s': %s", path,
+                                    strerror(errno));
         char buf[65536];
         for (;;) {
                 ssize_t n = read(fd, buf, sizeof(buf));
@@ -188,13 +189,15 @@ static int append_file(struct ao_strbuf *sb, const char *path, struct ao_error *
 }
 
 /* Append every regular file under @dir (symlinks followed), sorted by path, as "path NUL size NUL bytes". */
-static int add_tree(struct ao_strbuf *sb, const char *root, const char *rel, int depth, struct ao_error *reterr)
+static int add_tree(struct ao_strbuf *sb, const char *root, const char *rel, int depth,
+                    struct ao_error *reterr)
 {
         _cleanup_free_ char *dir = rel[0] ? ao_xasprintf("%s/%s", root, rel) : ao_xstrdup(root);
         struct dirent **entries = NULL;
         int n = scandir(dir, &entries, NULL, alphasort);
         if (n < 0)
-                return ao_error_set(reterr, ao_negative_errno(), "cannot read '%s': %s", dir, strerror(errno));
+                return ao_error_set(reterr, ao_negative_errno(), "cannot read '%s': %s", dir,
+                                    strerror(errno));
         int r = 0;
         for (int i = 0; i < n; i++) {
                 const char *name = entries[i]->d_name;

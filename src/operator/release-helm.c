@@ -45,10 +45,10 @@
 
 struct helm_state {
         struct ao_helm *client;
-        bool labels;   /* helm >= 3.13 records release labels */
+        bool labels;         /* helm >= 3.13 records release labels */
         bool take_ownership; /* helm >= 3.17: an upgrade adopts objects another release claims, as the Go
                               * operator's does (an object whose owner annotation changed is healed) */
-        char *version; /* owned: "3.17.2", part of the input checksum ("3" when not asked) */
+        char *version;       /* owned: "3.17.2", part of the input checksum ("3" when not asked) */
 };
 
 typedef void helm_step(struct operator_state *op, const struct ao_helm_result *res, void *userdata);
@@ -166,7 +166,8 @@ static void render(struct upgrade_job *j);
 static void upgrade(struct upgrade_job *j, const char *why)
 {
         struct operator_state *op = j->op;
-        if (!j->rendered_checksum) { /* the input was unchanged, but an object is gone: the upgrade needs the render */
+        /* The input was unchanged but an object is gone: the upgrade needs the render first. */
+        if (!j->rendered_checksum) {
                 j->upgrade_why = ao_xstrdup(why);
                 j->reused = false;
                 render(j);
@@ -175,9 +176,10 @@ static void upgrade(struct upgrade_job *j, const char *why)
         op_metrics_helm_operation(op, j->mod, j->activation, "check-upgrade",
                                   ao_clock_now_usec() - j->check_started_usec);
         log_module(j, AO_LOG_INFO, "module '%s': upgrading its release: %s", why);
-        _cleanup_free_ char *labels = op->helm->labels ? ao_xasprintf("moduleChecksum=%s,moduleInputChecksum=%s",
-                                                                      j->rendered_checksum, j->input_checksum)
-                                                        : NULL;
+        _cleanup_free_ char *labels = op->helm->labels
+                                          ? ao_xasprintf("moduleChecksum=%s,moduleInputChecksum=%s",
+                                                         j->rendered_checksum, j->input_checksum)
+                                          : NULL;
         struct ao_helm_upgrade u = {.release = j->mod->name,
                                     .chart_dir = j->chart,
                                     .values_file = j->values_file,
@@ -207,7 +209,8 @@ static void on_labelled(const struct ao_error *error, void *userdata)
         struct upgrade_job *j = userdata;
         if (error)
                 log_module(j, AO_LOG_WARN, "module '%s': cannot record the input checksum: %s", error->msg);
-        _cleanup_free_ char *why = ao_xasprintf("checksum %s, now labelled with its input", j->rendered_checksum);
+        _cleanup_free_ char *why =
+            ao_xasprintf("checksum %s, now labelled with its input", j->rendered_checksum);
         skip_upgrade(j, why);
 }
 
@@ -280,8 +283,9 @@ static void compare_checksums(struct upgrade_job *j, const char *recorded)
                 check_objects(j);
                 return;
         }
-        _cleanup_free_ char *why = recorded ? ao_xasprintf("checksum %s, was %s", j->rendered_checksum, recorded)
-                                            : ao_xstrdup("no checksum recorded");
+        _cleanup_free_ char *why = recorded
+                                       ? ao_xasprintf("checksum %s, was %s", j->rendered_checksum, recorded)
+                                       : ao_xstrdup("no checksum recorded");
         upgrade(j, why);
 }
 
@@ -636,7 +640,8 @@ static int helm_binary_exists(struct operator_state *op, const char *release, re
 {
         /* Only a yes is trusted: a release just installed may not have reached the watch yet. */
         struct release_revision last;
-        if (release_state_last(op, release, &last) && last.revision > 0 && strcmp(last.status, "uninstalled") != 0) {
+        if (release_state_last(op, release, &last) && last.revision > 0 &&
+            strcmp(last.status, "uninstalled") != 0) {
                 done(op, 1, NULL, userdata);
                 return 0;
         }

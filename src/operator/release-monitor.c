@@ -34,7 +34,7 @@
 #include "ao/values-store.h"
 #include "internal.h"
 
-#define JITTER_MAX_USEC (60 * AO_USEC_PER_SEC)
+#define JITTER_MAX_USEC         (60 * AO_USEC_PER_SEC)
 #define RELEASE_NAME_ANNOTATION "meta.helm.sh/release-name"
 
 /* The objects of one resource in one namespace ("" for cluster-scoped ones), metadata only. */
@@ -71,14 +71,16 @@ struct release_monitor {
         size_t n_deleted;
         struct presence_waiter *waiters; /* owned: release_monitor_check() calls waiting for a sync */
         size_t n_waiters;
-        char input[33]; /* the input checksum of the release the objects are of ("" unknown) */
-        bool active;    /* the release is watched (not stopped, not in maintenance) */
-        bool recheck; /* something changed while the module was busy */
-        struct ao_source *timer;   /* the safety re-check, with HELM_MONITOR_INTERVAL > 0 */
-        bool checking;             /* a safety re-check is looking objects up */
-        uint64_t generation;       /* a re-check finishing for older objects is ignored */
+        char input[33];          /* the input checksum of the release the objects are of ("" unknown) */
+        bool active;             /* the release is watched (not stopped, not in maintenance) */
+        bool recheck;            /* something changed while the module was busy */
+        struct ao_source *timer; /* the safety re-check, with HELM_MONITOR_INTERVAL > 0 */
+        bool checking;           /* a safety re-check is looking objects up */
+        uint64_t generation;     /* a re-check finishing for older objects is ignored */
         uint64_t heals, checks, last_check_usec;
         char *last_result; /* owned */
+        char *
+            counted; /* owned: the object look() last counted missing, so the run it queues does not count it again */
 };
 
 struct monitors {
@@ -157,6 +159,8 @@ static void look(struct release_monitor *m)
                 return;
         }
         op_metrics_absent_resource(m->op, m->mod, object);
+        free(m->counted);
+        m->counted = ao_xstrdup(object);
         heal(m, problem);
 }
 
@@ -170,8 +174,11 @@ static void answer_waiters(struct release_monitor *m)
         m->n_waiters = 0;
         const char *object = NULL;
         _cleanup_free_ char *problem = find_problem(m, false, &object);
-        if (problem)
+        /* Counted once per loss: by the monitor that saw it go, or else by the run that finds it gone. */
+        if (problem && !(m->counted && strcmp(m->counted, object) == 0))
                 op_metrics_absent_resource(m->op, m->mod, object);
+        free(m->counted);
+        m->counted = NULL;
         for (size_t i = 0; i < n; i++)
                 w[i].done(m->op, problem, NULL, w[i].userdata);
         free(w);
@@ -343,9 +350,11 @@ static void add_object(struct release_monitor *m, const struct ao_helm_object *o
 {
         struct operator_state *op = m->op;
         struct ao_error err = {0};
-        const struct ao_kube_resource *res = ao_kube_discovery_find(cluster_discovery(op), o->api_version,
-                                                                    o->kind, &err);
-        const char *ns = res && !res->namespaced ? "" : o->namespace ? o->namespace : cluster_config_namespace(op);
+        const struct ao_kube_resource *res =
+            ao_kube_discovery_find(cluster_discovery(op), o->api_version, o->kind, &err);
+        const char *ns = res && !res->namespaced ? ""
+                         : o->namespace          ? o->namespace
+                                                 : cluster_config_namespace(op);
         struct object_watch *w = res ? watch_get(op, res, ns) : NULL;
         if (!res)
                 (void) cluster_refresh_discovery(op); /* a CRD of the chart may have just been made */
@@ -458,8 +467,9 @@ static struct release_monitor *monitor_of(struct operator_state *op, struct modu
         return m;
 }
 
-int release_monitor_check(struct operator_state *op, struct module *mod, const struct ao_helm_manifest *manifest,
-                          release_presence_done *done, void *userdata, struct ao_error *reterr)
+int release_monitor_check(struct operator_state *op, struct module *mod,
+                          const struct ao_helm_manifest *manifest, release_presence_done *done,
+                          void *userdata, struct ao_error *reterr)
 {
         struct release_monitor *m = op->kube && cluster_discovery_ready(op) ? monitor_of(op, mod) : NULL;
         if (!m)
@@ -475,8 +485,8 @@ int release_monitor_check(struct operator_state *op, struct module *mod, const s
         return 0;
 }
 
-void release_monitor_start(struct operator_state *op, struct module *mod, const struct ao_helm_manifest *manifest,
-                           const char *input)
+void release_monitor_start(struct operator_state *op, struct module *mod,
+                           const struct ao_helm_manifest *manifest, const char *input)
 {
         struct release_monitor *m = op->kube && cluster_discovery_ready(op) ? monitor_of(op, mod) : NULL;
         if (!m)
@@ -523,6 +533,8 @@ void release_monitor_stop(struct operator_state *op, struct module *mod)
         (void) ao_source_set_enabled(m->timer, AO_SOURCE_OFF);
         free(m->last_result);
         m->last_result = NULL;
+        free(m->counted);
+        m->counted = NULL;
 }
 
 void release_monitor_module_idle(struct operator_state *op, struct module *mod)
@@ -546,7 +558,7 @@ void release_monitor_release_changed(struct operator_state *op, const char *rele
                 m->recheck = true;
                 return;
         }
-        op_metrics_helm_redeployed(op, mod);
+        /* modules_helm_release_redeployed_total counts it when the run finds it so (release-helm.c). */
         _cleanup_free_ char *why = last.revision ? ao_xasprintf("its release is %s", last.status)
                                                  : ao_xstrdup("its release is gone");
         heal(m, why);
@@ -635,6 +647,7 @@ void release_monitors_free(struct operator_state *op)
                 objects_clear(m);
                 ao_source_free(m->timer);
                 free(m->last_result);
+                free(m->counted);
                 free(m);
                 op->modules.items[i].monitor = NULL;
         }

@@ -45,7 +45,7 @@ struct release_state {
         struct ao_informer_sub *sub;
         struct ao_hashmap *releases; /* release name → struct stored_release */
         release_state_changed *on_change;
-        bool config_map;            /* HELM_DRIVER=configmap */
+        bool config_map;             /* HELM_DRIVER=configmap */
         struct manifest_read *reads; /* owned: GETs of storage objects in flight */
 };
 
@@ -122,8 +122,8 @@ static void remember(struct release_state *st, const struct ao_helm_storage_meta
 
 static const char *object_name(const cJSON *object)
 {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(object, "metadata"), "name");
+        const cJSON *name =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(object, "metadata"), "name");
         return cJSON_IsString(name) ? name->valuestring : NULL;
 }
 
@@ -200,8 +200,8 @@ static int start(struct operator_state *op, release_state_changed *on_change, st
                                      .releases = ao_hashmap_new(stored_release_free),
                                      .on_change = on_change,
                                      .config_map = release_state_config_map_driver()};
-        const struct ao_kube_resource *res =
-            ao_kube_discovery_find(cluster_discovery(op), "v1", st->config_map ? "ConfigMap" : "Secret", reterr);
+        const struct ao_kube_resource *res = ao_kube_discovery_find(
+            cluster_discovery(op), "v1", st->config_map ? "ConfigMap" : "Secret", reterr);
         int r = res ? 0 : -ENOENT;
         if (r >= 0) {
                 struct ao_informer_query q = {.resource = res,
@@ -255,7 +255,8 @@ int release_state_open(struct operator_state *op, release_state_changed *on_chan
         if (r == -ECANCELED)
                 return ao_error_set(reterr, r, "stopped while listing the releases");
         if (r == 0)
-                ao_log(AO_LOG_WARN, "release storage: not listed within %d s: the release step asks helm meanwhile",
+                ao_log(AO_LOG_WARN,
+                       "release storage: not listed within %d s: the release step asks helm meanwhile",
                        (int) (OPEN_WAIT_USEC / AO_USEC_PER_SEC));
         return 0;
 }
@@ -355,7 +356,8 @@ static void on_read(const struct ao_kube_response *resp, void *userdata)
         else
                 ao_error_set(&err, -EIO, "release storage '%s': GET: %s", m->object, resp->error.msg);
         const char *manifest = err.code < 0 ? NULL : rel.manifest ? rel.manifest : "";
-        m->done(m->st->op, manifest, manifest ? strlen(manifest) : 0, err.code < 0 ? &err : NULL, m->userdata);
+        m->done(m->st->op, manifest, manifest ? strlen(manifest) : 0, err.code < 0 ? &err : NULL,
+                m->userdata);
         ao_helm_stored_release_clear(&rel);
         free(m->object);
         free(m);
@@ -370,9 +372,10 @@ int release_state_read_manifest(struct operator_state *op, const char *object, r
         _cleanup_free_ char *path = ao_xasprintf("/api/v1/namespaces/%s/%s/%s", cluster_config_namespace(op),
                                                  st->config_map ? "configmaps" : "secrets", object);
         struct manifest_read *m = ao_xcalloc(1, sizeof(*m));
-        *m = (struct manifest_read){.st = st, .object = ao_xstrdup(object), .done = done, .userdata = userdata};
-        int r = ao_kube_request(cluster_monitor_client(op), "GET", path, NULL, NULL, 0, on_read, m, &m->request,
-                                reterr);
+        *m = (struct manifest_read){
+            .st = st, .object = ao_xstrdup(object), .done = done, .userdata = userdata};
+        int r = ao_kube_request(cluster_monitor_client(op), "GET", path, NULL, NULL, 0, on_read, m,
+                                &m->request, reterr);
         if (r < 0) {
                 free(m->object);
                 free(m);

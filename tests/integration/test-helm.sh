@@ -150,7 +150,7 @@ values_given chart-mod >"$work/values-copy.yaml"
 sum=$(FAKE_HELM_DIR="$work/replay" "$FAKE_HELM" template chart-mod "$m/001-chart-mod" --values "$work/values-copy.yaml" -n ao | md5sum | cut -d' ' -f1)
 input=$(label_of sh.helm.release.v1.chart-mod.v1 moduleInputChecksum)
 like "$input" '^[0-9a-f]{32}$' "chart-mod: its input checksum is an MD5"
-is "$upgrade" '["upgrade","chart-mod","'"$m/001-chart-mod"'","--install","--skip-crds","--values","'"$values_file"'","--history-max","10","--timeout","90s","--set-string","_addonOperatorModuleChecksum='"$sum"'","--labels","moduleChecksum='"$sum"',moduleInputChecksum='"$input"'","--namespace","ao","--kube-apiserver","'"$api"'"]' \
+is "$upgrade" '["upgrade","chart-mod","'"$m/001-chart-mod"'","--install","--skip-crds","--values","'"$values_file"'","--history-max","10","--timeout","90s","--set-string","_addonOperatorModuleChecksum='"$sum"'","--labels","moduleChecksum='"$sum"',moduleInputChecksum='"$input"'","--take-ownership","--namespace","ao","--kube-apiserver","'"$api"'"]' \
         "chart-mod: helm upgrade --install with the module name, its directory, the checksum of the render and of its input"
 ok "$([ "$input" != "$sum" ] && echo 0 || echo 1)" "the input checksum is not the render's"
 like "$values_file" "^$work/tmp/chart-mod\.module-values\.yaml-.{6}$" "the values file is private to this run"

@@ -628,7 +628,8 @@ static void test_input_label_and_name(void)
         cJSON_Delete(object);
         is_labels_error(LABELS("\"owner\":\"helm\",\"name\":\"web\",\"version\":\"3\",\"status\":"
                                "\"deployed\",\"moduleInputChecksum\":[]"),
-                        PREFIX "label moduleInputChecksum is an array, not a string", "input checksum an array");
+                        PREFIX "label moduleInputChecksum is an array, not a string",
+                        "input checksum an array");
 
         tap_is_int(ao_helm_storage_name_parse("sh.helm.release.v1.my.web.v12", &meta, &err), 0,
                    "name: a release with a dot");
@@ -637,14 +638,15 @@ static void test_input_label_and_name(void)
         tap_is_str(meta.object, "sh.helm.release.v1.my.web.v12", "name: the object");
         tap_ok(!meta.status && !meta.module_checksum && !meta.input_checksum, "name: nothing else is known");
         ao_helm_storage_meta_clear(&meta);
-        static const char *const bad[] = {"sh.helm.release.v1.web",    "sh.helm.release.v1..v3",
-                                          "sh.helm.release.v1.web.v0", "sh.helm.release.v1.web.3",
-                                          "other.web.v3",              "sh.helm.release.v1.web.v3x"};
+        static const char *const bad[] = {
+            "sh.helm.release.v1.web",   "sh.helm.release.v1..v3", "sh.helm.release.v1.web.v0",
+            "sh.helm.release.v1.web.3", "other.web.v3",           "sh.helm.release.v1.web.v3x"};
         for (size_t i = 0; i < AO_ARRAY_SIZE(bad); i++) {
                 char msg[200];
                 (void) snprintf(msg, sizeof(msg),
                                 "'%s' is not named sh.helm.release.v1.<release>.v<revision>", bad[i]);
-                tap_is_int(ao_helm_storage_name_parse(bad[i], &meta, &err), -EBADMSG, "name '%s': refused", bad[i]);
+                tap_is_int(ao_helm_storage_name_parse(bad[i], &meta, &err), -EBADMSG, "name '%s': refused",
+                           bad[i]);
                 tap_is_str(err.msg, msg, "name '%s': the message", bad[i]);
         }
 }

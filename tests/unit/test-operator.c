@@ -186,8 +186,7 @@ static void note_release(const char *what, const char *name)
 }
 
 static int fake_upgrade(struct operator_state *o, struct module *mod, const cJSON *values,
-                        const char *activation, release_done *done, void *userdata,
-                        struct ao_error *reterr)
+                        const char *activation, release_done *done, void *userdata, struct ao_error *reterr)
 {
         (void) values, (void) activation, (void) reterr;
         note_release("upgrade", mod->name);
@@ -704,7 +703,8 @@ static void test_input_checksum(void)
         struct module mod = {.name = "app"};
         _cleanup_free_ char *base = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2");
         _cleanup_free_ char *again = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2");
-        tap_ok(strlen(base) == 32 && strcmp(base, again) == 0, "the same inputs give the same MD5 (%s)", base);
+        tap_ok(strlen(base) == 32 && strcmp(base, again) == 0, "the same inputs give the same MD5 (%s)",
+               base);
         _cleanup_free_ char *values = input_of(&mod, chart, "{\"app\":{\"x\":2}}", "ao", "3.17.2");
         _cleanup_free_ char *ns = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "other", "3.17.2");
         _cleanup_free_ char *helm = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.18.0");
