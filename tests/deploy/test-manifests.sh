@@ -155,6 +155,8 @@ can no delete configmaps/addon-operator addon-operator
 can no get configmaps/addon-operator kube-system
 can yes create secrets addon-operator
 can yes delete secrets addon-operator
+can yes watch secrets addon-operator
+can yes patch secrets addon-operator
 can no get secrets kube-system
 can yes create leases.coordination.k8s.io addon-operator
 can yes update leases.coordination.k8s.io/addon-operator-leader-election addon-operator

@@ -334,9 +334,13 @@ list_garbage='informer v1/configmaps\|test\|[^"]*: bad list response: list: inva
 list_cut='informer v1/configmaps\|test\|[^"]*: list: transfer closed with [0-9]+ bytes remaining to read"'
 list_500='informer v1/configmaps\|test\|[^"]*: list: HTTP 500: \{\\"kind\\":\\"Status\\".*injected HTTP 500'
 # The failures' lines may trail the event by a moment (other connections): read until all are in.
+lists_logged=0
 for pattern in "$list_garbage" "$list_cut" "$list_500"; do
-        grep -Eq -- "$pattern" <<<"$OP_LOG" || op_wait_for "$pattern"
+        grep -Eq -- "$pattern" <<<"$OP_LOG" || op_wait_for "$pattern" || lists_logged=1
 done
+# When one is missing, what the informers of that path did (the like below shows only the log's head).
+[ $lists_logged -eq 0 ] || { grep -a "informer v1/configmaps" <<<"$OP_LOG" | tail -20 | sed 's/^/# /'
+        fk GET /fake/requests | jq -c '.requests[] | select(.path == "/api/v1/namespaces/test/configmaps") | [.watch, .status, .query.fieldSelector, .fault]' | tail -20 | sed 's/^/# /'; }
 like "$OP_LOG" "$list_garbage" "garbage JSON in a list: logged naming the informer, the offset and the bytes"
 like "$OP_LOG" "$list_cut" "a list body cut short: the transfer error is logged, the half document is not parsed"
 like "$OP_LOG" "$list_500" "HTTP 500 on a list: logged with the API's Status"
