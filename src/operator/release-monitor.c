@@ -36,6 +36,12 @@
 
 #define JITTER_MAX_USEC         (60 * AO_USEC_PER_SEC)
 #define RELEASE_NAME_ANNOTATION "meta.helm.sh/release-name"
+/*
+ * How long the release step waits for the watches of a release's objects to list. A watch that
+ * cannot (RBAC without list or watch on a kind, an API server refusing) retries for ever; the
+ * step then goes on as if the objects could not be checked, and upgrades.
+ */
+#define SYNC_WAIT_USEC (15 * AO_USEC_PER_SEC)
 
 /* The objects of one resource in one namespace ("" for cluster-scoped ones), metadata only. */
 struct object_watch {
@@ -71,12 +77,13 @@ struct release_monitor {
         size_t n_deleted;
         struct presence_waiter *waiters; /* owned: release_monitor_check() calls waiting for a sync */
         size_t n_waiters;
-        char input[33];          /* the input checksum of the release the objects are of ("" unknown) */
-        bool active;             /* the release is watched (not stopped, not in maintenance) */
-        bool recheck;            /* something changed while the module was busy */
-        struct ao_source *timer; /* the safety re-check, with HELM_MONITOR_INTERVAL > 0 */
-        bool checking;           /* a safety re-check is looking objects up */
-        uint64_t generation;     /* a re-check finishing for older objects is ignored */
+        char input[33];              /* the input checksum of the release the objects are of ("" unknown) */
+        bool active;                 /* the release is watched (not stopped, not in maintenance) */
+        bool recheck;                /* something changed while the module was busy */
+        struct ao_source *timer;     /* the safety re-check, with HELM_MONITOR_INTERVAL > 0 */
+        struct ao_source *sync_wait; /* bounds how long release_monitor_check() waiters wait */
+        bool checking;               /* a safety re-check is looking objects up */
+        uint64_t generation;         /* a re-check finishing for older objects is ignored */
         uint64_t heals, checks, last_check_usec;
         char *last_result; /* owned */
         char *
@@ -168,6 +175,7 @@ static void answer_waiters(struct release_monitor *m)
 {
         if (m->n_waiters == 0 || !all_synced(m))
                 return;
+        (void) ao_source_set_enabled(m->sync_wait, AO_SOURCE_OFF);
         struct presence_waiter *w = m->waiters;
         size_t n = m->n_waiters;
         m->waiters = NULL;
@@ -452,6 +460,25 @@ static int on_recheck_tick(struct ao_source *s, uint64_t now, void *userdata)
 
 /* ---- the module's monitor ---------------------------------------------------------------------- */
 
+static void fail_waiters(struct release_monitor *m, const struct ao_error *err);
+
+/* The watches did not list in time: the waiters learn that the objects could not be checked. */
+static int on_sync_wait(struct ao_source *s, uint64_t now, void *userdata)
+{
+        (void) s, (void) now;
+        struct release_monitor *m = userdata;
+        const char *watch = "?";
+        for (size_t i = 0; i < m->n; i++)
+                if (m->objects[i].watch && !m->objects[i].watch->synced)
+                        watch = m->objects[i].watch->key;
+        struct ao_error err = {0};
+        ao_error_set(&err, -ETIMEDOUT,
+                     "the watch of %s did not list within %d s (does RBAC allow list and watch?)", watch,
+                     (int) (SYNC_WAIT_USEC / AO_USEC_PER_SEC));
+        fail_waiters(m, &err);
+        return 0;
+}
+
 static struct release_monitor *monitor_of(struct operator_state *op, struct module *mod)
 {
         if (mod->monitor)
@@ -462,7 +489,13 @@ static struct release_monitor *monitor_of(struct operator_state *op, struct modu
                 free(m);
                 return NULL;
         }
+        if (ao_reactor_add_time(op->reactor, &m->sync_wait, 0, on_sync_wait, m) < 0) {
+                ao_source_free(m->timer);
+                free(m);
+                return NULL;
+        }
         (void) ao_source_set_enabled(m->timer, AO_SOURCE_OFF);
+        (void) ao_source_set_enabled(m->sync_wait, AO_SOURCE_OFF);
         mod->monitor = m;
         return m;
 }
@@ -481,6 +514,8 @@ int release_monitor_check(struct operator_state *op, struct module *mod,
         }
         m->waiters = ao_xreallocarray(m->waiters, m->n_waiters + 1, sizeof(*m->waiters));
         m->waiters[m->n_waiters++] = (struct presence_waiter){done, userdata};
+        (void) ao_source_set_time_relative(m->sync_wait, SYNC_WAIT_USEC);
+        (void) ao_source_set_enabled(m->sync_wait, AO_SOURCE_ONESHOT);
         answer_waiters(m);
         return 0;
 }
@@ -499,17 +534,23 @@ void release_monitor_start(struct operator_state *op, struct module *mod,
         arm(m);
 }
 
-static void cancel_waiters(struct release_monitor *m)
+static void fail_waiters(struct release_monitor *m, const struct ao_error *err)
 {
         struct presence_waiter *w = m->waiters;
         size_t n = m->n_waiters;
         m->waiters = NULL;
         m->n_waiters = 0;
+        (void) ao_source_set_enabled(m->sync_wait, AO_SOURCE_OFF);
+        for (size_t i = 0; i < n; i++)
+                w[i].done(m->op, NULL, err, w[i].userdata);
+        free(w);
+}
+
+static void cancel_waiters(struct release_monitor *m)
+{
         struct ao_error err = {0};
         ao_error_set(&err, -ECANCELED, "the module's release is no longer watched");
-        for (size_t i = 0; i < n; i++)
-                w[i].done(m->op, NULL, &err, w[i].userdata);
-        free(w);
+        fail_waiters(m, &err);
 }
 
 bool release_monitor_watches(const struct operator_state *op, const struct module *mod, const char *input)
@@ -646,6 +687,7 @@ void release_monitors_free(struct operator_state *op)
                 cancel_waiters(m);
                 objects_clear(m);
                 ao_source_free(m->timer);
+                ao_source_free(m->sync_wait);
                 free(m->last_result);
                 free(m->counted);
                 free(m);

@@ -167,6 +167,20 @@ object_watches() { fk GET /fake/watches | jq '[.watches[] | select(.path | test(
 no_object_watches() { [ "$(object_watches)" = 0 ]; }
 wait_for no_object_watches
 ok $? "and so are the watches of its objects"
+
+# ---- a kind the operator may not list: the release step does not wait for ever ----------------------
+fk POST /fake/faults '{"method":"GET","path":"/namespaces/ao/deployments$","watch":false,"agent":"^addon-operator/","action":"status","status":403,"count":-1}' >/dev/null
+printf 'appEnabled: true\n' >"$work/config.yaml"
+op_wait_for "module 'app' is up to date"
+ok $? "enabled again: installed (no release, nothing to check)"
+kill -HUP "$OP_PID" # a reload with nothing changed checks the objects
+op_wait_for "module 'app': cannot check the release's objects: the watch of apps/v1/deployments ao did not list within 15 s \(does RBAC allow list and watch\?\)"
+ok $? "a watch that cannot list: after 15 s the release step says which and why"
+op_wait_for "module 'app': upgrading its release: its objects could not be checked"
+ok $? "and upgrades, as when the objects cannot be looked up"
+op_wait_for "module 'app' is up to date"
+ok $? "the module run completes"
+fk DELETE /fake/faults >/dev/null
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "the operator stops cleanly"
