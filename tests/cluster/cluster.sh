@@ -217,7 +217,7 @@ start_etcd() {
 
 wait_etcd() {
         local deadline=$((SECONDS + timeout))
-        until curl -s --max-time 1 "$ETCD_ENDPOINT/health" 2>/dev/null | grep -q '"health":"true"'; do
+        until [[ "$(curl -s --max-time 1 "$ETCD_ENDPOINT/health" 2>/dev/null)" == *'"health":"true"'* ]]; do
                 alive "$ETCD_PID" || {
                         log_tail "$W/etcd.log"
                         die "etcd (pid $ETCD_PID) exited before it was healthy"
@@ -406,7 +406,7 @@ cmd_start() {
         rm -rf "$W/etcd-data"
         mkdir -m 0700 "$W/etcd-data"
         # Test data need no durability: skip fsync where this etcd has the flag (3.4.14 and later).
-        if "$etcd_bin" --help 2>&1 | grep -q -- '--unsafe-no-fsync'; then
+        if [[ "$("$etcd_bin" --help 2>&1)" == *--unsafe-no-fsync* ]]; then
                 etcd_flags+=(--unsafe-no-fsync)
         fi
         echo "$etcd_bin" >"$W/etcd.bin"
@@ -513,14 +513,27 @@ start_apiserver_rebinding() {
                 lines=$(wc -l <"$W/apiserver.log")
                 start_apiserver
                 while alive "$APISERVER_PID" && ! readyz "$API" && [ "$SECONDS" -lt "$deadline" ]; do
-                        tail -n +"$((lines + 1))" "$W/apiserver.log" | grep -q "address already in use" && break
+                        log_has_since "$W/apiserver.log" "$lines" "address already in use" && break
                         poll_pause
                 done
-                alive "$APISERVER_PID" && ! tail -n +"$((lines + 1))" "$W/apiserver.log" | grep -q "address already in use" && return 0
-                kill -KILL "$APISERVER_PID" 2>/dev/null; wait "$APISERVER_PID" 2>/dev/null
-                [ "$SECONDS" -lt "$deadline" ] || die "kube-apiserver could not bind its port again within ${timeout} s"
+                alive "$APISERVER_PID" && ! log_has_since "$W/apiserver.log" "$lines" "address already in use" &&
+                        return 0
+                # Not a child of this shell (start_apiserver_on ran in a command substitution):
+                # kill_wait signals and waits without bash's wait, which would fail under set -e.
+                kill_wait "$APISERVER_PID" KILL kube-apiserver
+                [ "$SECONDS" -lt "$deadline" ] || {
+                        log_tail "$W/apiserver.log"
+                        die "kube-apiserver could not bind its port again within ${timeout} s"
+                }
                 poll_pause
         done
+}
+
+# log_has_since FILE LINES TEXT: 0 if TEXT occurs in FILE after its first LINES lines. One awk
+# reads the whole file: a pipe into grep -q could end the writer with SIGPIPE, which pipefail
+# turns into a failure even though the text was found.
+log_has_since() {
+        awk -v from="$2" -v text="$3" 'NR > from && index($0, text) { found = 1 } END { exit !found }' "$1"
 }
 
 # load_running: the env of a started cluster, with its saved flags.

@@ -70,6 +70,16 @@ jget() { # jget PYTHON-EXPR: evaluate on the JSON document j read from stdin
         python3 -c "import json, sys; j = json.load(sys.stdin); print($1)"
 }
 
+# show_cluster_logs: the end of cluster.sh's errors and the daemons' logs, as TAP comments, so a
+# failed cluster step says why in the test log.
+show_cluster_logs() {
+        local f
+        for f in cluster.err etcd.log apiserver.log; do
+                echo "# --- $f"
+                tail -n 15 "$work/$f" | cut -c1-300 | sed 's/^/# /'
+        done
+}
+
 # 1. The server is the v1.20 we built, and the env file says where it is.
 like "$(api /version | jget 'j["gitVersion"]')" '^v1\.20\.' "/version says v1.20.x"
 like "$API" '^https://127\.0\.0\.1:[0-9]+$' "env: API is https://127.0.0.1:PORT"
@@ -208,7 +218,9 @@ like "$out" '"type":"ERROR".*"code":410|HTTP 410' "after compaction, an events w
 old_pid=$APISERVER_PID
 t=$SECONDS
 "$cluster" restart-apiserver "$work" 2>>"$work/cluster.err"
-ok $? "cluster.sh restart-apiserver"
+restarted=$?
+ok $restarted "cluster.sh restart-apiserver"
+[ $restarted -eq 0 ] || show_cluster_logs
 echo "# apiserver restarted in $((SECONDS - t)) s"
 # shellcheck disable=SC1091
 . "$work/env"
@@ -260,12 +272,7 @@ is "$(api /readyz)" ok "resumed, it answers again"
         "$cluster" start-apiserver "$work" 2>>"$work/cluster.err"
 restarted=$?
 ok $restarted "stop-apiserver, restart-etcd, start-apiserver"
-if [ $restarted -ne 0 ]; then
-        for f in cluster.err etcd.log apiserver.log; do
-                echo "# --- $f"
-                tail -n 15 "$work/$f" | cut -c1-300 | sed 's/^/# /'
-        done
-fi
+[ $restarted -eq 0 ] || show_cluster_logs
 # shellcheck disable=SC1091
 . "$work/env"
 is "$(k -n ao get configmap smoke2 -o 'jsonpath={.data.a}' 2>&1)" c "the data outlives the outage and the etcd restart"
