@@ -35,13 +35,19 @@
  * handling, back-off, sharing, memory) is the same in both modes; a metadata-only informer and
  * a full one of the same resource, namespace and selectors are two informers with two watches.
  *
- * Memory: once every subscriber has read the initial state, the informer keeps only each
- * object's key and resourceVersion (what the difference after a re-list needs); subscribers
- * keep what they need of the objects themselves (monitors: the jqFilter result, the object only
- * with keepFullObjectsInMemory). The objects' compact JSON texts live in one arena while a list
- * is read and until each subscriber waiting for them has had its synced callback. A subscriber
- * that joins an informer whose texts are gone gets them from a new LIST (the other subscribers
- * see only what changed, as after a 410).
+ * Lists are paged (limit=500): each page is parsed, handed to the subscribers and dropped before
+ * the next, whose request goes out before the page is handed out. Only the list's first page
+ * takes a token from the client's rate limiter. Subscribers building their initial state get
+ * every listed object as an ADDED event before their synced callback; a list that has to start
+ * over (its continue token expired) gives them its objects again, and DELETED for those it no
+ * longer has. Subscribers already synced get a re-list's difference as it is found, each change
+ * once, and DELETED at its end for what it did not find.
+ *
+ * Memory: the informer keeps each object's key, resourceVersion and the number of the list that
+ * last saw it (what a re-list's difference needs), never the objects: subscribers keep what they
+ * need of them (monitors: the jqFilter result, the object only with keepFullObjectsInMemory). The
+ * peak while listing is one page. A subscriber that joins once a list has handed out objects gets
+ * them from a new LIST (the other subscribers see only what changed, as after a 410).
  *
  * Main thread only.
  */
@@ -98,12 +104,15 @@ size_t ao_informers_count(const struct ao_informers *reg);
 
 struct ao_informer_sub_ops {
         /*
-         * The subscription has its initial state: call ao_informer_sub_foreach() to read it.
-         * Called once, from the loop (never from inside subscribe).
+         * The subscription has its initial state: the events before this one built it. Called
+         * once, from the loop (never from inside subscribe).
          */
         void (*synced)(struct ao_informer_sub *sub, void *userdata);
         /*
-         * A change after synced: ADDED, MODIFIED or DELETED with the object (borrowed). A DELETED
+         * Before synced (ao_informer_sub_synced() false), the initial state being built: ADDED for
+         * each listed object (again if the list started over: the later one wins), DELETED for one
+         * an interrupted attempt of the list gave that the one that finished did not have. After
+         * synced, a change: ADDED, MODIFIED or DELETED with the object (borrowed). A DELETED
          * found by a re-list, when the informer no longer has the object's last state, comes with
          * @partial set and a stub @object: apiVersion, kind and metadata (name, namespace,
          * resourceVersion) only; the subscriber knows what it kept of that object.
@@ -131,13 +140,8 @@ int ao_informers_subscribe(struct ao_informers *reg, const struct ao_informer_qu
 /** End a subscription; the informer stops with its last one. NULL is accepted. */
 void ao_informer_unsubscribe(struct ao_informer_sub *sub);
 
+/** The synced callback has come (events are changes now, not the initial state). */
 bool ao_informer_sub_synced(const struct ao_informer_sub *sub);
 
-typedef void ao_informer_object_handler(const struct cJSON *object, void *userdata);
-/**
- * Call @cb for each current object (parsed for the call; borrowed). Only from the subscription's
- * synced callback: the objects' texts are kept until then and no longer (elsewhere: no calls).
- */
-void ao_informer_sub_foreach(struct ao_informer_sub *sub, ao_informer_object_handler *cb, void *userdata);
 /** Objects the subscription's informer holds. */
 size_t ao_informer_sub_count(const struct ao_informer_sub *sub);

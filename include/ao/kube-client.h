@@ -96,6 +96,16 @@ int ao_kube_request_accept(struct ao_kube_client *c, const char *accept, const c
                            struct ao_error *reterr);
 
 /**
+ * GET the next page of a paginated LIST (@path_query carries its continue token), started at
+ * once: it takes no token from the rate limiter. A LIST costs one token however many pages it
+ * has, as a client-go informer's first LIST is one request; and the pages come one after the
+ * other, never in a burst. Otherwise as ao_kube_request_accept().
+ */
+int ao_kube_request_next_page(struct ao_kube_client *c, const char *accept, const char *path_query,
+                              ao_kube_done_handler *done, void *userdata, struct ao_kube_request **ret,
+                              struct ao_error *reterr);
+
+/**
  * Start a stream (GET, not rate limited). For a 2xx status body bytes go to @data; a non-2xx
  * body is collected (capped at 64 KiB) and given to @done. @done is called exactly once when
  * the stream ends for any reason (server closed it, transport error, @data asked to stop)

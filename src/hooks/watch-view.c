@@ -184,13 +184,15 @@ static void upsert(struct ao_watch_view *m, const cJSON *obj, bool live)
  * event carries, or (@partial: a deletion a re-list found, the informer has only a stub) of the
  * last state seen, which is what the item holds; the object too, with keepFullObjectsInMemory.
  */
-static void remove_object(struct ao_watch_view *m, const cJSON *obj, bool partial)
+static void remove_object(struct ao_watch_view *m, const cJSON *obj, bool partial, bool live)
 {
         char *key = item_key(meta_string(obj, "namespace"), meta_string(obj, "name"));
         struct item *it = ao_hashmap_take(m->items, key);
         free(key);
-        if (!it)
+        if (!it || !live) {
+                item_free(it);
                 return;
+        }
         struct item *last = m->b->jq_filter && !partial ? item_build(m, obj) : NULL;
         const cJSON *object = partial && it->object ? it->object : obj;
         fire(m, AO_WATCH_DELETED, last ? last : it, object);
@@ -240,32 +242,24 @@ static void check_synced(struct ao_watch_view *m)
                 m->ops.synced(m, m->userdata);
 }
 
-struct fill {
-        struct ao_watch_view *m;
-        bool live;
-};
-
-static void fill_one(const cJSON *obj, void *userdata)
-{
-        struct fill *f = userdata;
-        upsert(f->m, obj, f->live);
-}
-
 static void on_sub_synced(struct ao_informer_sub *sub, void *userdata)
 {
         struct ns_watch *w = userdata;
-        struct fill f = {w->m, w->m->synced};
-        ao_informer_sub_foreach(sub, fill_one, &f);
         w->n_synced++;
         check_synced(w->m);
 }
 
+/*
+ * The informer's events build the items before it is synced, and keep them current after. A
+ * namespace that starts matching once the view has synced brings its objects as Added events:
+ * the view is live then, whatever its new subscription's state.
+ */
 static void on_sub_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *obj, bool partial,
                          void *userdata)
 {
         struct ns_watch *w = userdata;
         if (type == AO_WATCH_EVENT_DELETED)
-                remove_object(w->m, obj, partial);
+                remove_object(w->m, obj, partial, w->m->synced);
         else
                 upsert(w->m, obj, w->m->synced);
 }
@@ -335,15 +329,10 @@ static void namespace_gone(struct ao_watch_view *m, const char *ns)
         drop_namespace_items(m, ns);
 }
 
-static void add_namespace_of(const cJSON *obj, void *userdata)
-{
-        namespace_appeared(userdata, meta_string(obj, "name"));
-}
-
+/* The namespaces listed came as events: each has its watch already. */
 static void on_namespaces_synced(struct ao_informer_sub *sub, void *userdata)
 {
         struct ao_watch_view *m = userdata;
-        ao_informer_sub_foreach(sub, add_namespace_of, m);
         m->namespaces_synced = true;
         check_synced(m);
 }

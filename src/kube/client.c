@@ -542,6 +542,19 @@ int ao_kube_request_accept(struct ao_kube_client *c, const char *accept, const c
         return 0;
 }
 
+int ao_kube_request_next_page(struct ao_kube_client *c, const char *accept, const char *path_query,
+                              ao_kube_done_handler *done, void *userdata, struct ao_kube_request **ret,
+                              struct ao_error *reterr)
+{
+        if (!done || !path_query || path_query[0] != '/')
+                return ao_error_set(reterr, -EINVAL, "bad request '%s'", path_query ? path_query : "(null)");
+        struct ao_kube_request *r = request_new(c, "GET", path_query, accept, done, userdata);
+        if (ret)
+                *ret = r;
+        (void) start_or_fail(c, r); /* a failure is reported from the loop, as for any request */
+        return 0;
+}
+
 int ao_kube_request(struct ao_kube_client *c, const char *method, const char *path_query,
                     const char *content_type, const char *body, size_t len, ao_kube_done_handler *done,
                     void *userdata, struct ao_kube_request **ret, struct ao_error *reterr)

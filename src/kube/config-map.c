@@ -50,6 +50,7 @@ struct ao_config_map {
         unsigned generation;
         struct ao_kube_request *write;
         cJSON *in_flight_generation; /* key → generation the write in flight carries */
+        cJSON *listed;               /* before the informer's sync: the object as listed, if any */
         struct ao_source *retry;
         struct ao_backoff backoff; /* write_backoff with the options' retry_scale */
         unsigned failures;         /* writes and reads failed in a row: the back-off's exponent */
@@ -167,29 +168,18 @@ static void report_invalid(struct ao_config_map *cm, const struct ao_error *err)
                 cm->options.on_invalid(err, cm->options.userdata);
 }
 
-struct first_object {
-        const cJSON *obj;
-        cJSON *copy;
-};
-
-static void keep_first(const cJSON *obj, void *userdata)
-{
-        struct first_object *f = userdata;
-        if (!f->copy)
-                f->copy = cJSON_Duplicate(obj, true);
-}
-
+/* The object the list found (its events came before this), or none. */
 static void on_synced(struct ao_informer_sub *sub, void *userdata)
 {
         struct ao_config_map *cm = userdata;
-        struct first_object first = {0};
-        ao_informer_sub_foreach(sub, keep_first, &first);
+        cJSON *listed = TAKE_PTR(cm->listed);
+        bool exists = listed != NULL;
         struct ao_error err = {0};
-        int r = take_object(cm, first.copy, &err);
-        cJSON_Delete(first.copy);
+        int r = take_object(cm, listed, &err);
+        cJSON_Delete(listed);
         refresh(cm, false);
         cm->ready = true;
-        if (!first.copy)
+        if (!exists)
                 ao_log(AO_LOG_INFO, "config: ConfigMap %s does not exist: empty config", cm->display);
         if (cm->options.on_ready)
                 cm->options.on_ready(r < 0 ? &err : NULL, cm->options.userdata);
@@ -200,6 +190,13 @@ static void on_event(struct ao_informer_sub *sub, enum ao_watch_type type, const
 {
         struct ao_config_map *cm = userdata;
         struct ao_error err = {0};
+        if (!ao_informer_sub_synced(sub)) {
+                /* The list under way: keep what it found (the field selector lets one object through). */
+                cJSON_Delete(TAKE_PTR(cm->listed));
+                if (type != AO_WATCH_EVENT_DELETED)
+                        cm->listed = cJSON_Duplicate(obj, true);
+                return;
+        }
         if (type == AO_WATCH_EVENT_DELETED)
                 ao_log(AO_LOG_WARN, "config: ConfigMap %s was deleted: the config is empty now", cm->display);
         if (take_object(cm, type == AO_WATCH_EVENT_DELETED ? NULL : obj, &err) < 0) {
@@ -478,6 +475,7 @@ struct ao_config_map *ao_config_map_free(struct ao_config_map *cm)
         ao_kube_request_cancel(cm->write);
         ao_informer_unsubscribe(cm->sub);
         ao_source_free(cm->retry);
+        cJSON_Delete(cm->listed);
         cJSON_Delete(cm->server);
         cJSON_Delete(cm->server_raw);
         cJSON_Delete(cm->pending_ops);

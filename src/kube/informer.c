@@ -9,28 +9,28 @@
  *        └──(410)──────┤
  *                      └──(error)──► back-off ──► WATCH from the last resourceVersion
  *
- * A (re)list fills a fresh store; when its last page arrives the store replaces the old one and
- * the difference goes out as events (none on the first list: subscribers read the whole store
- * when they are told they are synced).
+ * A list is taken in page by page: each page is parsed, handed to the subscribers and dropped
+ * before the next arrives, so the memory a list needs is one page, not the whole collection.
+ * The next page is asked for before the current one is handed out: the server prepares it while
+ * the subscribers work. Subscribers still building their initial state get every listed object;
+ * those already synced (a re-list after a 410) get only what differs from the store, as it is
+ * found, and at the end DELETED for what the list no longer has.
  *
  * Subscribers' callbacks may subscribe and unsubscribe, so dispatching never frees a
  * subscription or an informer under the loop's feet: they are marked and reaped afterwards,
  * and an informer left without subscribers is stopped from a deferred callback (curl does not
  * allow removing a transfer from inside its own write callback).
  *
- * What is kept per object: its key in the store and its resourceVersion, ~100 bytes with the
- * hash slot. The compact JSON texts go into an arena of mmap'd blocks while a list is read, so
- * that subscribers can be handed the objects when they are told they are synced; once none is
- * waiting any more the arena is unmapped in one piece. (Texts malloc'd one by one and freed
- * between the keys that stay would leave the heap as large as before: 100,000 ConfigMaps kept
- * ~25 MB that way.) A subscriber arriving after that gets a fresh LIST.
+ * What is kept per object: its key in the store, its resourceVersion and the number of the list
+ * that last saw it, ~100 bytes with the hash slot. Objects themselves are the subscribers'
+ * business (a monitor keeps its jqFilter result). A subscriber that joins while a list is under
+ * way, or after it, gets its objects from a new list.
  */
 #include <cJSON.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "ao/alloc.h"
 #include "ao/backoff.h"
@@ -47,9 +47,7 @@
 #define PAGE_SIZE_DEFAULT     500u
 #define WATCH_TIMEOUT_MIN_SEC 300 /* the server ends each watch after 5-10 min, at random */
 #define WATCH_TIMEOUT_SPREAD  300
-#define WATCH_IDLE_GRACE_SEC  60           /* no byte for timeoutSeconds + this: the connection is dead */
-#define TEXT_BLOCK_FIRST      (64u * 1024) /* text arena blocks double from here ... */
-#define TEXT_BLOCK_MAX        (8u * 1024 * 1024) /* ... to here (larger only for one larger object) */
+#define WATCH_IDLE_GRACE_SEC  60 /* no byte for timeoutSeconds + this: the connection is dead */
 
 /*
  * Metadata-only informers ask for PartialObjectMetadata, falling back to full objects (servers
@@ -68,17 +66,18 @@ enum informer_phase {
         PHASE_BACKOFF,
 };
 
-/* JSON texts, appended to blocks of their own mappings: all of them go back to the system at once. */
-struct text_block {
-        struct text_block *next;
-        size_t used, size; /* size: the whole mapping */
-        char data[];
-};
-
 /* One object as the informer keeps it. */
 struct stored_object {
-        const char *json;        /* compact text in its store's arena; NULL when not kept */
+        uint64_t list;           /* the list that last saw it (informer.lists when it did) */
         char resource_version[]; /* "" when the object had none */
+};
+
+/* Where a subscription is on its way to its initial state. */
+enum sub_state {
+        SUB_WAITING, /* joined while a list was under way: it needs a list of its own */
+        SUB_LISTING, /* gets every object of the list under way */
+        SUB_LISTED,  /* has them all; its synced callback is on its way, changes reach it */
+        SUB_SYNCED,
 };
 
 struct ao_informer_sub {
@@ -86,8 +85,9 @@ struct ao_informer_sub {
         struct ao_informer_sub *next;
         struct ao_informer_sub_ops ops;
         void *userdata;
-        bool synced;
-        bool gone; /* unsubscribed during a dispatch; freed afterwards */
+        enum sub_state state;
+        uint64_t first_list; /* the first list it got objects from (a failed attempt's, maybe) */
+        bool gone;           /* unsubscribed during a dispatch; freed afterwards */
         struct ao_source *sync_defer;
 };
 
@@ -99,12 +99,10 @@ struct informer {
         bool metadata_only;
         char *collection; /* the resource's path for this namespace */
         enum informer_phase phase;
-        struct ao_hashmap *objects;       /* "ns/name" → stored_object */
-        struct text_block *texts;         /* the objects' texts while texts_held */
-        bool texts_held;                  /* until no subscriber waits for its synced callback */
-        struct ao_hashmap *listing;       /* the store a (re)list is filling */
-        struct text_block *listing_texts; /* its texts */
-        struct ao_source *relist_defer;   /* a subscriber came after the texts were dropped */
+        struct ao_hashmap *objects;     /* "ns/name" → stored_object */
+        uint64_t lists;                 /* lists started (attempts that started over included) */
+        size_t pages_taken;             /* of the list under way: none yet, and a subscriber may join it */
+        struct ao_source *relist_defer; /* a subscriber came after the list it could have had */
         char *continue_token;
         char *resource_version; /* where the next watch starts */
         bool synced;            /* the first list is done */
@@ -142,39 +140,9 @@ static const struct ao_backoff informer_backoff = {
 
 static void start_list(struct informer *inf);
 static void start_watch(struct informer *inf);
+static void request_relist(struct informer *inf);
 
 /* ---- stored objects --------------------------------------------------------------------------- */
-
-static void texts_free(struct text_block *b)
-{
-        while (b) {
-                struct text_block *next = b->next;
-                (void) munmap(b, b->size);
-                b = next;
-        }
-}
-
-/* A copy of @text (@len bytes and a NUL) in the arena at *@head. */
-static const char *texts_put(struct text_block **head, const char *text, size_t len)
-{
-        struct text_block *b = *head;
-        if (!b || b->size - b->used < len + 1) {
-                size_t size = b ? AO_MIN((size_t) b->size * 2, (size_t) TEXT_BLOCK_MAX) : TEXT_BLOCK_FIRST;
-                size_t page = (size_t) sysconf(_SC_PAGESIZE);
-                size = AO_MAX(size, (sizeof(*b) + len + 1 + page - 1) / page * page);
-                struct text_block *fresh =
-                    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-                if (fresh == MAP_FAILED)
-                        abort(); /* out of memory: as ao_x* do */
-                *fresh = (struct text_block){.next = b, .used = sizeof(*fresh), .size = size};
-                *head = b = fresh;
-        }
-        char *copy = (char *) b + b->used;
-        memcpy(copy, text, len);
-        copy[len] = '\0';
-        b->used += len + 1;
-        return copy;
-}
 
 static void stored_free(void *p)
 {
@@ -198,25 +166,23 @@ static char *object_key(const cJSON *obj)
         return ns && *ns ? ao_xasprintf("%s/%s", ns, name) : ao_xstrdup(name);
 }
 
-/* @obj's resourceVersion and, with @texts, its compact text in that arena. */
-static struct stored_object *stored_new(const cJSON *obj, struct text_block **texts)
+static const char *resource_version_of(const cJSON *obj)
 {
         const char *rv = json_string_at(obj, "metadata", "resourceVersion");
-        size_t rv_len = rv ? strlen(rv) : 0;
-        struct stored_object *o = ao_xmalloc(sizeof(*o) + rv_len + 1);
-        memcpy(o->resource_version, rv ? rv : "", rv_len + 1);
-        o->json = NULL;
-        if (texts) {
-                char *json = cJSON_PrintUnformatted(obj);
-                if (!json)
-                        abort(); /* allocation failure: as ao_x* do */
-                o->json = texts_put(texts, json, strlen(json));
-                free(json);
-        }
+        return rv ? rv : "";
+}
+
+/* @rv as seen by list number @list. */
+static struct stored_object *stored_new(const char *rv, uint64_t list)
+{
+        size_t n = strlen(rv) + 1;
+        struct stored_object *o = ao_xmalloc(sizeof(*o) + n);
+        o->list = list;
+        memcpy(o->resource_version, rv, n);
         return o;
 }
 
-/* What subscribers get for a deleted object whose text is gone: who it was, at which version. */
+/* What subscribers get for an object a re-list no longer has: who it was, at which version. */
 static cJSON *stub_object(const struct informer *inf, const char *key, const struct stored_object *o)
 {
         cJSON *obj = cJSON_CreateObject(), *meta = cJSON_CreateObject();
@@ -237,14 +203,6 @@ static cJSON *stub_object(const struct informer *inf, const char *key, const str
         return obj;
 }
 
-/* The object as it was, or a stub when its text is gone. */
-static cJSON *stored_object_json(const struct informer *inf, const char *key, const struct stored_object *o,
-                                 bool *ret_partial)
-{
-        *ret_partial = !o->json;
-        return o->json ? cJSON_Parse(o->json) : stub_object(inf, key, o);
-}
-
 /* ---- subscribers ------------------------------------------------------------------------------ */
 
 static void sub_free(struct ao_informer_sub *sub)
@@ -254,7 +212,6 @@ static void sub_free(struct ao_informer_sub *sub)
 }
 
 static void schedule_stop(struct informer *inf);
-static void maybe_drop_texts(struct informer *inf);
 
 /* Free subscriptions marked gone; called when no dispatch is running. */
 static void reap_subs(struct informer *inf)
@@ -269,42 +226,39 @@ static void reap_subs(struct informer *inf)
                 *pp = sub->next;
                 sub_free(sub);
         }
-        maybe_drop_texts(inf); /* the subscriber the texts were kept for may be among them */
         if (inf->n_subs == 0)
                 schedule_stop(inf);
 }
 
-static void notify(struct informer *inf, enum ao_watch_type type, const cJSON *obj, bool partial)
+/* Which subscribers a dispatch reaches. */
+enum audience {
+        TO_CURRENT = 1, /* those that have (or are about to have) the store: changes */
+        TO_LISTING = 2, /* those building their initial state from the list under way */
+};
+
+static bool reaches(const struct ao_informer_sub *sub, unsigned audience)
+{
+        if (sub->gone)
+                return false;
+        if (sub->state == SUB_LISTED || sub->state == SUB_SYNCED)
+                return audience & TO_CURRENT;
+        return sub->state == SUB_LISTING && (audience & TO_LISTING);
+}
+
+static void dispatch(struct informer *inf, unsigned audience, enum ao_watch_type type, const cJSON *obj,
+                     bool partial)
 {
         inf->dispatching++;
         for (struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
-                if (sub->synced && !sub->gone && sub->ops.event)
+                if (reaches(sub, audience) && sub->ops.event)
                         sub->ops.event(sub, type, obj, partial, sub->userdata);
         if (--inf->dispatching == 0)
                 reap_subs(inf);
 }
 
-/* A subscriber that has not had its synced callback yet (and will read the texts in it). */
-static bool sub_waiting(const struct informer *inf)
+static void notify(struct informer *inf, enum ao_watch_type type, const cJSON *obj, bool partial)
 {
-        for (const struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
-                if (!sub->synced && !sub->gone)
-                        return true;
-        return false;
-}
-
-/* Nobody waits for the objects' texts any more: unmap them, keep keys and versions. */
-static void maybe_drop_texts(struct informer *inf)
-{
-        if (!inf->texts_held || sub_waiting(inf))
-                return;
-        size_t iter = 0;
-        void *value;
-        while (ao_hashmap_next(inf->objects, &iter, NULL, &value))
-                ((struct stored_object *) value)->json = NULL;
-        texts_free(inf->texts);
-        inf->texts = NULL;
-        inf->texts_held = false;
+        dispatch(inf, TO_CURRENT, type, obj, partial);
 }
 
 static int on_sub_synced(struct ao_source *s, void *userdata)
@@ -312,27 +266,31 @@ static int on_sub_synced(struct ao_source *s, void *userdata)
         struct ao_informer_sub *sub = userdata;
         struct informer *inf = sub->inf;
         sub->sync_defer = ao_source_free(sub->sync_defer);
-        if (sub->gone) {
-                maybe_drop_texts(inf);
+        if (sub->gone)
                 return 0;
-        }
-        sub->synced = true;
+        sub->state = SUB_SYNCED;
         inf->dispatching++;
         if (sub->ops.synced)
                 sub->ops.synced(sub, sub->userdata);
         if (--inf->dispatching == 0)
                 reap_subs(inf);
-        maybe_drop_texts(inf);
         return 0;
 }
 
-/* Tell @sub it is synced, from the loop. */
-static void sub_schedule_synced(struct ao_informer_sub *sub)
+/* @sub has the whole store: it follows the changes from now on and is told it is synced, from the loop. */
+static void sub_listed(struct ao_informer_sub *sub)
 {
-        if (sub->synced || sub->sync_defer)
-                return;
+        sub->state = SUB_LISTED;
         if (ao_reactor_add_defer(sub->inf->reg->reactor, &sub->sync_defer, on_sub_synced, sub) < 0)
                 ao_log(AO_LOG_ERROR, "informer %s: cannot schedule a subscriber's sync", sub->inf->key);
+}
+
+static bool any_sub_in(const struct informer *inf, enum sub_state state)
+{
+        for (const struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
+                if (sub->state == state && !sub->gone)
+                        return true;
+        return false;
 }
 
 /* ---- errors and back-off ---------------------------------------------------------------------- */
@@ -360,13 +318,6 @@ static void report_expired(struct informer *inf)
 {
         report_error(inf, "expired");
         count(inf, AO_INFORMER_EXPIRED, 0);
-}
-
-/* An event of a re-list's difference reaches the subscribers. */
-static void notify_recovered(struct informer *inf, enum ao_watch_type type, const cJSON *obj, bool partial)
-{
-        count(inf, AO_INFORMER_RECOVERED, type);
-        notify(inf, type, obj, partial);
 }
 
 /* Wait, then watch again from the last resourceVersion, or list again if @relist. */
@@ -405,48 +356,81 @@ static void append_selectors(struct ao_strbuf *q, const struct informer *inf)
 }
 
 /*
- * Emit what changed between the old store and the fresh list, then keep the fresh one.
- *
- * The whole difference is one dispatch: the fresh texts must outlive it. Were each event its own
- * dispatch, the end of the first would find no subscriber waiting for the texts and drop them,
- * and every later Added or Modified of the difference would have no text left to send (a real
- * server's outage showed exactly that: deletions arrived, creations but the first did not).
+ * One listed object: the store learns its version; subscribers building their initial state get
+ * it, those that have the store get it only when it differs (a re-list's difference).
  */
-static void replace_store(struct informer *inf)
+static void take_listed(struct informer *inf, const cJSON *obj)
 {
-        struct ao_hashmap *old = inf->objects, *fresh = inf->listing;
-        struct text_block *old_texts = inf->texts;
-        inf->objects = fresh;
-        inf->texts = inf->listing_texts;
-        inf->texts_held = true; /* a fresh list has every text, until no subscriber waits for them */
-        inf->listing = NULL;
-        inf->listing_texts = NULL;
+        char *key = object_key(obj);
+        if (!key)
+                return;
+        const char *rv = resource_version_of(obj);
+        struct stored_object *before = ao_hashmap_get(inf->objects, key);
+        unsigned audience = TO_LISTING;
+        enum ao_watch_type type = AO_WATCH_EVENT_ADDED;
+        if (before && strcmp(before->resource_version, rv) == 0) {
+                before->list = inf->lists;
+        } else {
+                audience |= TO_CURRENT;
+                type = before ? AO_WATCH_EVENT_MODIFIED : AO_WATCH_EVENT_ADDED;
+                ao_hashmap_put(inf->objects, key, stored_new(rv, inf->lists));
+        }
+        free(key);
+        if ((audience & TO_CURRENT) && inf->synced)
+                count(inf, AO_INFORMER_RECOVERED, type);
         inf->dispatching++;
-        size_t iter = 0;
+        for (struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next) {
+                if (!reaches(sub, audience) || !sub->ops.event)
+                        continue;
+                bool listing = sub->state == SUB_LISTING;
+                sub->ops.event(sub, listing ? AO_WATCH_EVENT_ADDED : type, obj, false, sub->userdata);
+        }
+        if (--inf->dispatching == 0)
+                reap_subs(inf);
+}
+
+static int compare_keys(const void *a, const void *b)
+{
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* A listing subscriber saw @o when an earlier attempt of its list (one it got objects from) did. */
+static bool saw(const struct ao_informer_sub *sub, const struct stored_object *o)
+{
+        return sub->state != SUB_LISTING || o->list >= sub->first_list;
+}
+
+/*
+ * The list is complete: what it did not see is gone. Those with the store get DELETED stubs; so do
+ * listing subscribers for objects an interrupted attempt of their list had handed them.
+ */
+static void drop_unlisted(struct informer *inf)
+{
+        size_t iter = 0, n = 0;
         const char *key;
         void *value;
-        while (inf->synced && ao_hashmap_next(fresh, &iter, &key, &value)) {
-                struct stored_object *now = value, *before = ao_hashmap_get(old, key);
-                if (before && strcmp(before->resource_version, now->resource_version) == 0)
-                        continue;
-                cJSON *obj = cJSON_Parse(now->json);
-                if (obj)
-                        notify_recovered(inf, before ? AO_WATCH_EVENT_MODIFIED : AO_WATCH_EVENT_ADDED, obj,
-                                         false);
-                cJSON_Delete(obj);
+        char **gone = NULL;
+        while (ao_hashmap_next(inf->objects, &iter, &key, &value))
+                if (((struct stored_object *) value)->list != inf->lists) {
+                        gone = ao_xreallocarray(gone, n + 1, sizeof(*gone));
+                        gone[n++] = ao_xstrdup(key);
+                }
+        if (n > 1)
+                qsort(gone, n, sizeof(*gone), compare_keys); /* events in a stable order */
+        inf->dispatching++;
+        for (size_t i = 0; i < n; i++) {
+                struct stored_object *o = ao_hashmap_take(inf->objects, gone[i]);
+                cJSON *stub = stub_object(inf, gone[i], o);
+                if (inf->synced)
+                        count(inf, AO_INFORMER_RECOVERED, AO_WATCH_EVENT_DELETED);
+                for (struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
+                        if (reaches(sub, TO_CURRENT | TO_LISTING) && saw(sub, o) && sub->ops.event)
+                                sub->ops.event(sub, AO_WATCH_EVENT_DELETED, stub, true, sub->userdata);
+                cJSON_Delete(stub);
+                stored_free(o);
+                free(gone[i]);
         }
-        iter = 0;
-        while (inf->synced && ao_hashmap_next(old, &iter, &key, &value)) {
-                if (ao_hashmap_get(fresh, key))
-                        continue;
-                bool partial;
-                cJSON *obj = stored_object_json(inf, key, value, &partial);
-                if (obj)
-                        notify_recovered(inf, AO_WATCH_EVENT_DELETED, obj, partial);
-                cJSON_Delete(obj);
-        }
-        ao_hashmap_free(old);
-        texts_free(old_texts);
+        free(gone);
         if (--inf->dispatching == 0)
                 reap_subs(inf);
 }
@@ -457,26 +441,25 @@ static void list_finished(struct informer *inf, const char *resource_version)
         inf->resource_version = resource_version ? ao_xstrdup(resource_version) : NULL;
         if (inf->synced)
                 count(inf, AO_INFORMER_RELIST, 0);
-        replace_store(inf);
+        drop_unlisted(inf);
         inf->synced = true;
-        /* Those from before the first list, and any that came for a list since. */
         for (struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
-                if (!sub->gone)
-                        sub_schedule_synced(sub);
-        maybe_drop_texts(inf);
+                if (sub->state == SUB_LISTING && !sub->gone)
+                        sub_listed(sub);
         inf->watch_resumes = false;
         start_watch(inf);
+        /* Those that came while it was under way: a list of their own, from the loop. */
+        if (any_sub_in(inf, SUB_WAITING))
+                request_relist(inf);
 }
 
-static void store_page(struct informer *inf, cJSON *items)
+static void take_page(struct informer *inf, const cJSON *items)
 {
+        inf->pages_taken++;
         const cJSON *item;
         cJSON_ArrayForEach(item, items)
         {
-                char *key = object_key(item);
-                if (key)
-                        ao_hashmap_put(inf->listing, key, stored_new(item, &inf->listing_texts));
-                free(key);
+                take_listed(inf, item);
         }
 }
 
@@ -500,7 +483,8 @@ static void on_list_page(const struct ao_kube_response *resp, void *userdata)
                 else
                         ao_log(AO_LOG_WARN, "informer %s: list: %s", inf->key, resp->error.msg);
                 report_error(inf, "fail");
-                retry_later(inf, resp->retry_after_usec, true);
+                retry_later(inf, resp->retry_after_usec,
+                            true); /* from the same page, if it has not expired */
                 return;
         }
         struct ao_kube_list list = {0};
@@ -518,38 +502,53 @@ static void on_list_page(const struct ao_kube_response *resp, void *userdata)
                 retry_later(inf, 0, true);
                 return;
         }
-        store_page(inf, list.items);
+        bool last_page = !list.continue_token;
         free(inf->continue_token);
-        inf->continue_token = list.continue_token;
-        list.continue_token = NULL;
-        if (inf->continue_token)
+        inf->continue_token = TAKE_PTR(list.continue_token);
+        /*
+         * Ask for the next page first: the server prepares it while this one is handed out. (Should
+         * that request fail to start, the retry takes this page again: its objects count once.)
+         */
+        if (!last_page)
                 start_list(inf);
-        else
+        take_page(inf, list.items);
+        if (last_page)
                 list_finished(inf, list.resource_version);
         ao_kube_list_done(&list);
 }
 
+/*
+ * A list's first page starts a new attempt: subscribers waiting for their initial state get it
+ * from this one. The pages after it are not rate limited (one list, one request's worth).
+ */
 static void start_list(struct informer *inf)
 {
         inf->phase = PHASE_LISTING;
-        if (!inf->continue_token) {
-                ao_hashmap_free(inf->listing);
-                texts_free(inf->listing_texts);
-                inf->listing = ao_hashmap_new(stored_free);
-                inf->listing_texts = NULL;
+        bool first_page = !inf->continue_token;
+        if (first_page) {
+                inf->lists++;
+                inf->pages_taken = 0;
+                for (struct ao_informer_sub *sub = inf->subs; sub; sub = sub->next)
+                        if (sub->state == SUB_WAITING) {
+                                sub->state = SUB_LISTING;
+                                sub->first_list = inf->lists;
+                        }
         }
         struct ao_strbuf q = {0};
         unsigned limit = inf->reg->options.page_size ? inf->reg->options.page_size : PAGE_SIZE_DEFAULT;
         ao_strbuf_appendf(&q, "%s?limit=%u", inf->collection, limit);
-        if (inf->continue_token) {
+        if (!first_page) {
                 ao_strbuf_append(&q, "&continue=");
                 kube_query_escape(&q, inf->continue_token);
         }
         append_selectors(&q, inf);
         struct ao_error err = {0};
-        if (ao_kube_request_accept(inf->reg->client, inf->metadata_only ? ACCEPT_METADATA_LIST : NULL, "GET",
-                                   ao_strbuf_str(&q), NULL, NULL, 0, on_list_page, inf, &inf->request,
-                                   &err) < 0) {
+        const char *accept = inf->metadata_only ? ACCEPT_METADATA_LIST : NULL;
+        int r = first_page ? ao_kube_request_accept(inf->reg->client, accept, "GET", ao_strbuf_str(&q), NULL,
+                                                    NULL, 0, on_list_page, inf, &inf->request, &err)
+                           : ao_kube_request_next_page(inf->reg->client, accept, ao_strbuf_str(&q),
+                                                       on_list_page, inf, &inf->request, &err);
+        if (r < 0) {
                 ao_log(AO_LOG_ERROR, "informer %s: %s", inf->key, err.msg);
                 retry_later(inf, 0, true);
         }
@@ -568,8 +567,7 @@ static void apply_event(struct informer *inf, enum ao_watch_type type, const cJS
                 if (known)
                         notify(inf, type, obj, false);
         } else {
-                /* While a subscriber still waits to read the store, it must read this version. */
-                struct stored_object *o = stored_new(obj, inf->texts_held ? &inf->texts : NULL);
+                struct stored_object *o = stored_new(resource_version_of(obj), inf->lists);
                 bool added = ao_hashmap_put(inf->objects, key, o);
                 /* A MODIFIED for an object we never saw (or an ADDED we had) is what it is now. */
                 notify(inf, added ? AO_WATCH_EVENT_ADDED : AO_WATCH_EVENT_MODIFIED, obj, false);
@@ -691,9 +689,6 @@ static void informer_free(struct informer *inf)
         ao_source_free(inf->relist_defer);
         ao_watch_decoder_free(inf->decoder);
         ao_hashmap_free(inf->objects);
-        ao_hashmap_free(inf->listing);
-        texts_free(inf->texts);
-        texts_free(inf->listing_texts);
         while (inf->subs) {
                 struct ao_informer_sub *next = inf->subs->next;
                 sub_free(inf->subs);
@@ -764,7 +759,7 @@ static int on_relist(struct ao_source *s, void *userdata)
 {
         struct informer *inf = userdata;
         inf->relist_defer = ao_source_free(inf->relist_defer);
-        if (inf->phase != PHASE_WATCHING || !sub_waiting(inf))
+        if (inf->phase != PHASE_WATCHING || !any_sub_in(inf, SUB_WAITING))
                 return 0;
         ao_log(AO_LOG_DEBUG, "informer %s: a new subscriber: listing again", inf->key);
         ao_kube_request_cancel(inf->request);
@@ -774,9 +769,9 @@ static int on_relist(struct ao_source *s, void *userdata)
 }
 
 /*
- * A subscriber joined after the texts were dropped: it gets the objects from a new list. A list
- * in flight will do; after a back-off the informer lists instead of watching; a running watch
- * is replaced from the loop (curl forbids removing a transfer inside its own callbacks).
+ * A subscriber joined after a list began: it gets the objects from a new list. After a back-off
+ * the informer lists instead of watching; a running watch is replaced from the loop (curl forbids
+ * removing a transfer inside its own callbacks); a list under way asks for this when it ends.
  */
 static void request_relist(struct informer *inf)
 {
@@ -856,13 +851,14 @@ int ao_informers_subscribe(struct ao_informers *reg, const struct ao_informer_qu
                 pp = &(*pp)->next;
         *pp = sub;
         inf->n_subs++;
-        if (fresh)
-                start_list(inf);
-        else if (inf->synced && inf->texts_held)
-                sub_schedule_synced(sub);
-        else if (inf->synced)
-                request_relist(inf);
-        /* else: the first list is on its way and syncs it */
+        if (fresh) {
+                start_list(inf); /* it is listing from the first page */
+        } else if (inf->phase == PHASE_LISTING && inf->pages_taken == 0) {
+                sub->state = SUB_LISTING; /* the list under way has handed out nothing yet */
+                sub->first_list = inf->lists;
+        } else {
+                request_relist(inf); /* a list under way asks for it when it ends */
+        }
         *ret = sub;
         return 0;
 }
@@ -880,23 +876,7 @@ void ao_informer_unsubscribe(struct ao_informer_sub *sub)
 
 bool ao_informer_sub_synced(const struct ao_informer_sub *sub)
 {
-        return sub->synced;
-}
-
-void ao_informer_sub_foreach(struct ao_informer_sub *sub, ao_informer_object_handler *cb, void *userdata)
-{
-        size_t iter = 0;
-        void *value;
-        if (!sub->inf->texts_held) {
-                ao_log(AO_LOG_DEBUG, "informer %s: objects read outside a synced callback", sub->inf->key);
-                return;
-        }
-        while (ao_hashmap_next(sub->inf->objects, &iter, NULL, &value)) {
-                cJSON *obj = cJSON_Parse(((struct stored_object *) value)->json);
-                if (obj)
-                        cb(obj, userdata);
-                cJSON_Delete(obj);
-        }
+        return sub->state == SUB_SYNCED;
 }
 
 size_t ao_informer_sub_count(const struct ao_informer_sub *sub)

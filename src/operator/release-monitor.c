@@ -222,15 +222,10 @@ static void note_present(struct object_watch *w, const cJSON *object)
                 mark_seen(m, w, name);
 }
 
-static void on_listed_object(const cJSON *object, void *userdata)
-{
-        note_present(userdata, object);
-}
-
+/* The objects listed came as events before this (on_watch_event notes them while not synced). */
 static void on_watch_synced(struct ao_informer_sub *sub, void *userdata)
 {
         struct object_watch *w = userdata;
-        ao_informer_sub_foreach(sub, on_listed_object, w);
         w->synced = true;
         /* Modules waiting for this watch: answer them, then look for what went while it was down. */
         size_t iter = 0;

@@ -157,15 +157,10 @@ static void take_out(struct release_state *st, const cJSON *object)
         ao_helm_storage_meta_clear(&meta);
 }
 
-static void on_object(const cJSON *object, void *userdata)
-{
-        take_in(userdata, object);
-}
-
+/* The listed storage objects came as events before this. */
 static void on_synced(struct ao_informer_sub *sub, void *userdata)
 {
         struct release_state *st = userdata;
-        ao_informer_sub_foreach(sub, on_object, st);
         ao_log(AO_LOG_INFO, "release storage: %zu releases in namespace '%s'", ao_hashmap_size(st->releases),
                cluster_config_namespace(st->op));
 }
@@ -173,7 +168,7 @@ static void on_synced(struct ao_informer_sub *sub, void *userdata)
 static void on_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *object, bool partial,
                      void *userdata)
 {
-        (void) sub, (void) partial;
+        (void) partial;
         struct release_state *st = userdata;
         const char *name = object_name(object);
         struct ao_helm_storage_meta meta = {0};
@@ -186,7 +181,8 @@ static void on_event(struct ao_informer_sub *sub, enum ao_watch_type type, const
         else
                 take_in(st, object);
         _cleanup_free_ char *after = summary(st, meta.name);
-        if (strcmp(before, after) != 0 && st->on_change)
+        /* Before the sync the events build the initial state: nobody is waiting for changes yet. */
+        if (ao_informer_sub_synced(sub) && strcmp(before, after) != 0 && st->on_change)
                 st->on_change(st->op, meta.name);
         ao_helm_storage_meta_clear(&meta);
 }

@@ -850,6 +850,10 @@ def test_faults(fk):
        "fault status: 503 with Retry-After for count requests, then normal", (r1[0], r2[0], r3[0], r1[2]))
     fk.fault(path="/faults/", action="status", status=500, watch=True)
     ok(fk.get(path)[0] == 200, "a fault for watches leaves lists alone")
+    fk.fault(method="GET", path="/faults/configmaps$", action="status", status=410, query={"continue": "."})
+    ok(fk.get(path + "?limit=1")[0] == 200 and fk.get(path + "?limit=1&continue=x")[0] == 410
+       and fk.get(path + "?limit=1&continue=x")[0] == 400,
+       "a query fault: only requests whose parameter matches, once (then the bad token's 400)")
     w = fk.watch(path + "?watch=1")
     ok(w.status == 500 and json.loads(w.body).get("code") == 500, "fault status on a watch", w.body)
     w.close()

@@ -329,7 +329,8 @@ static char *requests_to(const struct server *fk, const char *path)
 struct recorder {
         const char *name;
         bool synced;
-        cJSON *initial; /* array: what foreach gave in the synced callback */
+        cJSON *initial; /* array: the objects the events before the synced callback left */
+        unsigned n_initial_events;
         unsigned n_events;
         enum ao_watch_type types[MAX_EVENTS];
         bool partial[MAX_EVENTS];
@@ -337,23 +338,47 @@ struct recorder {
         struct ao_informer_sub *sub;
 };
 
-static void on_object(const cJSON *object, void *userdata)
+/* The element of @list whose namespace and name are @object's, or NULL. */
+static cJSON *same_object(cJSON *list, const cJSON *object)
 {
-        cJSON_AddItemToArray(userdata, cJSON_Duplicate(object, true));
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(object, "metadata");
+        cJSON *ns = cJSON_GetObjectItemCaseSensitive(meta, "namespace");
+        cJSON *name = cJSON_GetObjectItemCaseSensitive(meta, "name");
+        cJSON *it;
+        cJSON_ArrayForEach(it, list)
+        {
+                const cJSON *m = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+                if (cJSON_Compare(cJSON_GetObjectItemCaseSensitive(m, "name"), name, true) &&
+                    (!ns || cJSON_Compare(cJSON_GetObjectItemCaseSensitive(m, "namespace"), ns, true)))
+                        return it;
+        }
+        return NULL;
 }
 
 static void on_synced(struct ao_informer_sub *sub, void *userdata)
 {
         struct recorder *rec = userdata;
         rec->synced = true;
-        rec->initial = cJSON_CreateArray();
-        ao_informer_sub_foreach(sub, on_object, rec->initial);
+        if (!rec->initial)
+                rec->initial = cJSON_CreateArray();
 }
 
+/* Before the sync the events are the initial state, kept as a subscriber would; after it, recorded. */
 static void on_event(struct ao_informer_sub *sub, enum ao_watch_type type, const cJSON *object, bool partial,
                      void *userdata)
 {
         struct recorder *rec = userdata;
+        if (!ao_informer_sub_synced(sub)) {
+                if (!rec->initial)
+                        rec->initial = cJSON_CreateArray();
+                cJSON *before = same_object(rec->initial, object);
+                if (before)
+                        cJSON_Delete(cJSON_DetachItemViaPointer(rec->initial, before));
+                if (type != AO_WATCH_EVENT_DELETED)
+                        cJSON_AddItemToArray(rec->initial, cJSON_Duplicate(object, true));
+                rec->n_initial_events++;
+                return;
+        }
         if (rec->n_events == MAX_EVENTS)
                 tap_bail("too many events");
         rec->types[rec->n_events] = type;
@@ -479,8 +504,13 @@ struct env {
         struct stats stats;
 };
 
-/* With the fake (@fake_option: one of its options, or NULL), or the real control plane in @workdir. */
-static void env_start(struct env *e, const char *fake_option, const char *workdir)
+/*
+ * With the fake (@fake_option: one of its options, or NULL), or the real control plane in @workdir;
+ * lists of @page_size objects a page (0: the informers' default), the client limited to @qps requests
+ * a second with a burst of one (0: unlimited).
+ */
+static void env_start_paged(struct env *e, const char *fake_option, const char *workdir, unsigned page_size,
+                            double qps)
 {
         *e = (struct env){0};
         if (workdir)
@@ -492,11 +522,20 @@ static void env_start(struct env *e, const char *fake_option, const char *workdi
                                      .token = *e->fk.token ? e->fk.token : NULL,
                                      .source = "test"};
         struct ao_error err = {0};
-        if (ao_kube_client_new(reactor, &cfg, NULL, &e->client, &err) < 0)
+        const struct ao_kube_client_options co = {.qps = qps, .burst = 1};
+        if (ao_kube_client_new(reactor, &cfg, &co, &e->client, &err) < 0)
                 tap_bail(err.msg);
-        struct ao_informers_options o = {
-            .on_error = on_error, .on_stat = on_stat, .userdata = &e->stats, .retry_scale = 0.01};
+        struct ao_informers_options o = {.on_error = on_error,
+                                         .on_stat = on_stat,
+                                         .userdata = &e->stats,
+                                         .retry_scale = 0.01,
+                                         .page_size = page_size};
         e->infs = ao_informers_new(reactor, e->client, &o);
+}
+
+static void env_start(struct env *e, const char *fake_option, const char *workdir)
+{
+        env_start_paged(e, fake_option, workdir, 0, 0);
 }
 
 static void env_stop(struct env *e)
@@ -841,6 +880,172 @@ static void test_fallback(struct env *e)
         recorder_done(&rec);
 }
 
+/* ---- paged lists ------------------------------------------------------------------------------ */
+
+/* The names of @list's objects, sorted, comma-separated (a static buffer). */
+static const char *names_of(const cJSON *list)
+{
+        static char buf[512];
+        char *names[64];
+        size_t n = 0;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, list)
+        {
+                const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+                if (n < 64)
+                        names[n++] = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name"));
+        }
+        qsort(names, n, sizeof(names[0]), compare_strings);
+        buf[0] = '\0';
+        for (size_t i = 0; i < n; i++)
+                snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? "," : "", names[i]);
+        return buf;
+}
+
+/* The events @rec recorded, "TYPE name[ (partial)]" in order, joined with ", " (a static buffer). */
+static const char *events_of(const struct recorder *rec)
+{
+        static char buf[1024];
+        buf[0] = '\0';
+        for (unsigned i = 0; i < rec->n_events; i++) {
+                const cJSON *meta = cJSON_GetObjectItemCaseSensitive(rec->objects[i], "metadata");
+                snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s %s%s", i ? ", " : "",
+                         ao_watch_type_to_string(rec->types[i]),
+                         cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name")),
+                         rec->partial[i] ? " (partial)" : "");
+        }
+        return buf;
+}
+
+/* Run the loop until @rec has had @n events before its sync (its initial state). */
+static bool run_until_initial_events(struct recorder *rec, unsigned n)
+{
+        uint64_t deadline = ao_clock_now_usec() + DEADLINE_USEC;
+        while (rec->n_initial_events < n && ao_clock_now_usec() < deadline)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
+        return tap_ok(rec->n_initial_events >= n, "%s: %u objects of the list so far", rec->name,
+                      rec->n_initial_events);
+}
+
+/* A fault on the next later page of a list in t5 (a request with a continue token). */
+static void fault_next_page(struct server *fk, const char *action)
+{
+        _cleanup_free_ char *spec =
+            ao_xasprintf("{\"method\":\"GET\",\"path\":\"/namespaces/t5/configmaps$\",\"watch\":false,"
+                         "\"query\":{\"continue\":\".\"},\"action\":\"%s\",\"count\":1}",
+                         action);
+        server_ok(fk, "POST", "/fake/faults", "application/json", spec);
+}
+
+/*
+ * Lists of two objects a page. A first list that has to start over (its continue token expired
+ * after an object of its first page was deleted) leaves the subscriber exactly what the server has.
+ */
+static void test_paged_first_list(struct env *e, struct recorder *rec)
+{
+        struct server *fk = &e->fk;
+        ensure_ns(fk, "t5");
+        const char *names[] = {"a", "b", "c", "d", "e", "f", "g"};
+        for (size_t i = 0; i < 7; i++) {
+                _cleanup_free_ char *json =
+                    ao_xasprintf("{\"metadata\":{\"name\":\"%s\"},\"data\":{\"k\":\"v\"}}", names[i]);
+                put_cm(fk, "t5", json);
+        }
+        /* The second page fails; until the loop runs again, the first page's "a" is deleted and the
+         * token compacted away: the retry gets 410 and the list starts over without "a". */
+        fault_next_page(fk, "drop");
+        subscribe(e->infs, rec, "paged", &configmaps, "t5", false);
+        if (!run_until_initial_events(rec, 2))
+                return;
+        delete_cm(fk, "t5", "a");
+        server_ok(fk, "POST", "/fake/compact", "application/json", "{}");
+        if (!run_until_synced(rec))
+                return;
+        tap_is_str(names_of(rec->initial), "b,c,d,e,f,g", "the initial state is the server's, without 'a'");
+        tap_is_int(rec->n_initial_events, 2 + 6 + 1,
+                   "the first page, the list that started over, and a DELETED for 'a' (which the "
+                   "subscriber had from the first attempt)");
+        tap_is_int(e->stats.expired, 1, "one 410 (the continue token)");
+        tap_is_int(rec->n_events, 0, "no event after the sync");
+}
+
+/*
+ * A synced subscriber's re-list, itself interrupted by an expired continue token while objects
+ * change: every change arrives once, none is lost, none comes twice.
+ */
+static void test_paged_relist(struct env *e, struct recorder *rec)
+{
+        struct server *fk = &e->fk;
+        /* The watch goes down; changes it cannot see; compaction: the next watch gets 410. */
+        server_ok(fk, "POST", "/fake/faults", "application/json",
+                  "{\"method\":\"GET\",\"path\":\"/namespaces/t5/configmaps$\",\"watch\":true,"
+                  "\"action\":\"status\",\"status\":500,\"count\":-1}");
+        server_ok(fk, "POST", "/fake/close-watches", "application/json", "{\"path\":\"/namespaces/t5/\"}");
+        unsigned fails_before = fails;
+        uint64_t deadline = ao_clock_now_usec() + DEADLINE_USEC;
+        while (fails == fails_before && ao_clock_now_usec() < deadline)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
+        tap_ok(fails > fails_before, "the watch is down");
+        patch_cm(fk, "t5", "c", "{\"data\":{\"k\":\"c2\"}}");
+        delete_cm(fk, "t5", "d");
+        put_cm(fk, "t5", "{\"metadata\":{\"name\":\"h\"},\"data\":{\"k\":\"v\"}}");
+        server_ok(fk, "POST", "/fake/compact", "application/json", "{}");
+        server_ok(fk, "DELETE", "/fake/faults", NULL, NULL);
+        fault_next_page(fk, "drop");
+        /* The re-list's first page (b, c) brings MODIFIED c; the second page fails. */
+        if (!run_until_events(rec, 1))
+                return;
+        /* While it is stopped there: changes on later pages, and a compaction that expires its token. */
+        patch_cm(fk, "t5", "e", "{\"data\":{\"k\":\"e2\"}}");
+        delete_cm(fk, "t5", "f");
+        server_ok(fk, "POST", "/fake/compact", "application/json", "{}");
+        if (!run_until_events(rec, 5))
+                return;
+        /* The order of the list's pages, then the deletions at its end. */
+        tap_is_str(events_of(rec),
+                   "MODIFIED c, MODIFIED e, ADDED h, DELETED d (partial), DELETED f (partial)",
+                   "the re-list's difference, with what changed while it ran: each change once");
+        tap_is_int(e->stats.relists, 1, "one re-list");
+        tap_is_int(e->stats.expired, 1 + 2, "the first list's 410, the watch's and the re-list's token");
+        /* The watch after it delivers what comes next, and nothing came twice before it. */
+        patch_cm(fk, "t5", "g", "{\"data\":{\"k\":\"g2\"}}");
+        if (run_until_events(rec, 6))
+                tap_is_str(events_of(rec) + strlen(events_of(rec)) - strlen("MODIFIED g"), "MODIFIED g",
+                           "then the watch's event");
+        tap_is_int(rec->n_events, 6, "nothing else");
+}
+
+/* A subscriber that joins later gets every object from a list of its own; the first sees nothing. */
+static void test_paged_late_subscriber(struct env *e, struct recorder *first)
+{
+        unsigned before = first->n_events;
+        struct recorder late = {0};
+        subscribe(e->infs, &late, "paged, late", &configmaps, "t5", false);
+        if (run_until_synced(&late))
+                tap_is_str(names_of(late.initial), "b,c,e,g,h", "the late subscriber has every object");
+        tap_is_int(first->n_events, before, "the first subscriber got nothing from that list");
+        recorder_done(&late);
+}
+
+/*
+ * A client allowed one request in 1000 s: the list's first page takes that token, the later pages
+ * take none (one list, one request's worth), so the subscription syncs.
+ */
+static void test_pages_not_rate_limited(struct env *e)
+{
+        ensure_ns(&e->fk, "t5");
+        const char *names[] = {"b", "c", "e", "g", "h"};
+        for (size_t i = 0; i < 5; i++) {
+                _cleanup_free_ char *json = ao_xasprintf("{\"metadata\":{\"name\":\"%s\"}}", names[i]);
+                put_cm(&e->fk, "t5", json);
+        }
+        struct recorder rec = {0};
+        subscribe(e->infs, &rec, "paged, 0.001 qps", &configmaps, "t5", false);
+        if (run_until_synced(&rec))
+                tap_is_str(names_of(rec.initial), "b,c,e,g,h", "all three pages arrived");
+        recorder_done(&rec);
+}
+
 int main(void)
 {
         signal(SIGPIPE, SIG_IGN);
@@ -858,6 +1063,18 @@ int main(void)
         if (!cluster) {
                 env_start(&e, "--no-partial-metadata", NULL);
                 test_fallback(&e);
+                env_stop(&e);
+
+                env_start_paged(&e, NULL, NULL, 2, 0);
+                struct recorder rec = {0};
+                test_paged_first_list(&e, &rec);
+                test_paged_relist(&e, &rec);
+                test_paged_late_subscriber(&e, &rec);
+                recorder_done(&rec);
+                env_stop(&e);
+
+                env_start_paged(&e, NULL, NULL, 2, 0.001);
+                test_pages_not_rate_limited(&e);
                 env_stop(&e);
         }
 

@@ -30,6 +30,13 @@ class Fault:
             self.agent = re.compile(spec.get("agent") or "")
         except re.error as err:
             raise bad_request("bad agent regex: %s" % err)
+        query = spec.get("query") or {}
+        if not isinstance(query, dict):
+            raise bad_request("query must map parameter names to regexes")
+        try:
+            self.query = {k: re.compile(v) for k, v in query.items()}
+        except (re.error, TypeError) as err:
+            raise bad_request("bad query regex: %s" % err)
         self.watch = spec.get("watch")
         if self.watch not in (None, True, False):
             raise bad_request("watch must be true, false or null")
@@ -39,11 +46,12 @@ class Fault:
         self.count = int(spec.get("count", 1))
         self.spec = dict(spec)
 
-    def matches(self, method, path, watch, agent):
+    def matches(self, method, path, watch, agent, query):
         return ((self.method is None or self.method == method)
                 and (self.watch is None or self.watch == watch)
                 and self.path.search(path) is not None
-                and self.agent.search(agent) is not None)
+                and self.agent.search(agent) is not None
+                and all(k in query and r.search(query[k]) is not None for k, r in self.query.items()))
 
     def describe(self):
         d = dict(self.spec)
@@ -66,11 +74,11 @@ class Faults:
         with self.lock:
             self.items = []
 
-    def take(self, method, path, watch, agent=""):
+    def take(self, method, path, watch, agent="", query=None):
         """The first armed fault matching this request, consuming one of its count."""
         with self.lock:
             for f in self.items:
-                if f.count != 0 and f.matches(method, path, watch, agent):
+                if f.count != 0 and f.matches(method, path, watch, agent, query or {}):
                     if f.count > 0:
                         f.count -= 1
                         if f.count == 0:

@@ -297,7 +297,7 @@ class Handler(BaseHTTPRequestHandler):
             route.watch or query.get("watch") in TRUE_WORDS)
         self.entry = srv.requests.add(method, path, query, watch, self.headers.get("User-Agent", ""),
                                       self.headers.get("Accept", ""))
-        self.fault = srv.faults.take(method, path, watch, self.headers.get("User-Agent", ""))
+        self.fault = srv.faults.take(method, path, watch, self.headers.get("User-Agent", ""), query)
         if self.fault is not None:
             self.entry["fault"] = self.fault.action
             if self.apply_fault(watch):
