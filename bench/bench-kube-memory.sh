@@ -18,12 +18,14 @@ op_pid=
 trap 'kill -9 ${op_pid:-} ${fk_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
 
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+peak_kb() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # The reference per object: its compact JSON, as a watch event or a LIST item carries it.
 object_bytes=0
 
-# run NAMESPACE: start the operator bound to NAMESPACE, wait for the Synchronization run, print "rss_kb ms".
+# run NAMESPACE: start the operator bound to NAMESPACE, wait for the Synchronization run, print
+# "rss_kb ms peak_kb" (the peak: the most RSS the process had until then, the list included).
 run() {
         rm -rf "$work/log-$1"
         mkdir -p "$work/global/hooks" "$work/modules" "$work/log-$1"
@@ -50,13 +52,13 @@ EOF
         done
         local ms=$(($(now_ms) - start))
         sleep 0.5 # let the run's temporary allocations settle before reading RSS
-        echo "$(rss_kb "$op_pid") $ms"
+        echo "$(rss_kb "$op_pid") $ms $(peak_kb "$op_pid")"
         kill -TERM "$op_pid"
         wait "$op_pid" || true
         op_pid=
 }
 
-printf '%-8s %12s %12s %14s %10s\n' objects "rss KiB" "empty KiB" "bytes/object" "sync ms"
+printf '%-8s %12s %12s %12s %14s %10s\n' objects "rss KiB" "peak KiB" "empty KiB" "bytes/object" "sync ms"
 : >"$work/rows"
 for n in "${counts[@]}"; do
         python3 -c 'import json,sys
@@ -74,11 +76,11 @@ print(json.dumps(items))' "$n" >"$work/state.json"
                 python3 -c 'import json,sys
 items=json.load(sys.stdin)["items"]
 print(sum(len(json.dumps(o, separators=(",", ":"))) for o in items) // max(len(items), 1))')
-        read -r full ms < <(run bench)
+        read -r full ms peak < <(run bench)
         read -r empty _ < <(run nothing)
         per=$(((full - empty) * 1024 / n))
-        printf '%-8s %12s %12s %14s %10s\n' "$n" "$full" "$empty" "$per" "$ms"
-        echo "$n $full $per $empty" >>"$work/rows"
+        printf '%-8s %12s %12s %12s %14s %10s\n' "$n" "$full" "$peak" "$empty" "$per" "$ms"
+        echo "$n $full $per $empty $peak" >>"$work/rows"
         kill -TERM "$fk_pid"
         wait "$fk_pid" || true
         fk_pid=
@@ -89,13 +91,15 @@ done
 # per object at the largest count at most 1.25 times those at the next smaller one (past 1,000
 # objects, where the fixed costs stop dominating; fewer bytes per object at more objects is the
 # fixed part amortised).
-awk -v ob="$object_bytes" '{ n[NR] = $1; rss[NR] = $2; per[NR] = $3; empty[NR] = $4 } END {
+awk -v ob="$object_bytes" '{ n[NR] = $1; rss[NR] = $2; per[NR] = $3; empty[NR] = $4; peak[NR] = $5 } END {
         for (i = 1; i <= NR; i++) {
                 goal = n[i] == 100000 ? "<= 64 MB" : "report"
                 met = n[i] == 100000 ? (rss[i] <= 64 * 1024 ? "yes" : "no") : "-"
                 printf "row: RSS with %d watched objects (jqFilter, keepFullObjectsInMemory=false)|%.1f MB|%.1f MB (no objects)|%.2f|%s|%s\n",
                         n[i], rss[i] / 1024, empty[i] / 1024, rss[i] / empty[i], goal, met
                 printf "row: bytes per watched object, %d objects|%d B|%d B (the object JSON)|%.1f|report|-\n", n[i], per[i], ob, per[i] / ob
+                printf "row: peak RSS until the Synchronization ran, %d objects|%.1f MB|%.1f MB (RSS after it)|%.2f|<= 1.25|%s\n",
+                        n[i], peak[i] / 1024, rss[i] / 1024, peak[i] / rss[i], (peak[i] <= 1.25 * rss[i] ? "yes" : "no")
         }
         if (NR >= 2 && n[NR - 1] > 1000) {
                 d = per[NR] / per[NR - 1]
