@@ -6,7 +6,8 @@
  * array. Besides crashes and leaks it aborts when an invariant breaks: the
  * result never grows beyond both inputs, no grouped context is directly
  * followed by another of its group, ungrouped contexts all survive in order,
- * and the formatted file is one line of JSON that loads back to the same tree.
+ * and the written file is one line of JSON that loads back to the same tree (or, with a
+ * snapshot source, to valid JSON).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/binding-context.h"
+#include "ao/json-writer.h"
 #include "ao/yaml.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,6 +37,38 @@ static int count_ungrouped(const cJSON *a)
         return n;
 }
 
+/* Every binding's items: one item naming it, so that what is substituted shows. */
+static int one_item(void *userdata, const char *binding, struct ao_json_writer *out)
+{
+        (void) userdata;
+        cJSON *item = cJSON_CreateObject();
+        cJSON_AddStringToObject(item, "filterResult", binding);
+        ao_json_write_raw(out, "[");
+        ao_json_write(out, item);
+        ao_json_write_raw(out, "]");
+        cJSON_Delete(item);
+        return ao_json_writer_error(out);
+}
+
+/* The file, one line of JSON; NULL when it is not. */
+static cJSON *written(const cJSON *contexts, const struct ao_snapshot_source *src, char **ret_text)
+{
+        struct ao_json_writer w;
+        ao_json_writer_init(&w, -1);
+        if (ao_binding_contexts_write(contexts, src, &w) < 0)
+                abort();
+        char *text = ao_json_writer_steal(&w);
+        ao_json_writer_done(&w);
+        size_t len = strlen(text);
+        if (len == 0 || text[len - 1] != '\n' || memchr(text, '\n', len - 1))
+                abort();
+        cJSON *back = NULL;
+        if (ao_yaml_load(text, len, "written", &back, NULL) < 0)
+                abort();
+        *ret_text = text;
+        return back;
+}
+
 static void check(const cJSON *result, int before_total, int before_ungrouped)
 {
         if (cJSON_GetArraySize(result) > before_total || count_ungrouped(result) != before_ungrouped)
@@ -44,19 +78,17 @@ static void check(const cJSON *result, int before_total, int before_ungrouped)
                 if (g && h && strcmp(g, h) == 0)
                         abort();
         }
-        char *text = ao_binding_contexts_format(result);
-        size_t len = strlen(text);
-        if (len == 0 || text[len - 1] != '\n' || memchr(text, '\n', len - 1))
-                abort();
-        cJSON *back = NULL;
-        if (ao_yaml_load(text, len, "formatted", &back, NULL) < 0)
-                abort();
+        char *text;
+        cJSON *back = written(result, NULL, &text);
         char *again = ao_json_canonical(back), *orig = ao_json_canonical(result);
-        if (strcmp(again, orig) != 0)
+        if (strcmp(again, orig) != 0 || strncmp(text, orig, strlen(orig)) != 0)
                 abort();
         free(again);
         free(orig);
         cJSON_Delete(back);
+        free(text);
+        static const struct ao_snapshot_source src = {.write = one_item};
+        cJSON_Delete(written(result, &src, &text));
         free(text);
 }
 

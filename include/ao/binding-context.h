@@ -36,34 +36,35 @@
 #include "ao/hook-config.h"
 
 struct cJSON;
+struct ao_json_writer;
 
 /**
- * Where snapshot items come from (the kubernetes layer). @get returns a new
- * JSON array of the items of @binding, sorted by namespace then name, or
- * NULL when it has none yet. A NULL source, or NULL @get, means every
- * snapshot is empty.
+ * Where snapshot items come from (the kubernetes layer). @write writes the JSON array of the
+ * items of @binding, sorted by namespace then name, to @out ("[]" when it has none yet), item by
+ * item as ao_json_writer writes, and returns ao_json_writer_error(@out) or another -errno. A NULL
+ * source, or a NULL @write, leaves the arrays of the contexts as they are.
  */
 struct ao_snapshot_source {
-        struct cJSON *(*get)(void *userdata, const char *binding);
+        int (*write)(void *userdata, const char *binding, struct ao_json_writer *out);
         void *userdata;
 };
 
+/*
+ * The context constructors below name the snapshots a context carries, each with an empty
+ * array (and a Synchronization's "objects" likewise): the items are written into them by
+ * ao_binding_contexts_write() when the run starts, so contexts that wait in a queue carry none.
+ */
+
 /** Context of an ordered binding (onStartup, beforeAll, ..., afterDeleteHelm). Returns a new object. */
-struct cJSON *ao_binding_context_ordered(const struct ao_hook_config *cfg, enum ao_binding_type type,
-                                         const struct ao_snapshot_source *snapshots);
+struct cJSON *ao_binding_context_ordered(const struct ao_hook_config *cfg, enum ao_binding_type type);
 
 /** Context of a tick of schedule binding @b of @cfg. Returns a new object. */
 struct cJSON *ao_binding_context_schedule(const struct ao_hook_config *cfg,
-                                          const struct ao_schedule_binding *b,
-                                          const struct ao_snapshot_source *snapshots);
+                                          const struct ao_schedule_binding *b);
 
-/**
- * Context of the Synchronization of kubernetes binding @b: @objects (taken,
- * may be NULL for []) is the array of its current items.
- */
+/** Context of the Synchronization of kubernetes binding @b of @cfg. Returns a new object. */
 struct cJSON *ao_binding_context_synchronization(const struct ao_hook_config *cfg,
-                                                 const struct ao_kubernetes_binding *b, struct cJSON *objects,
-                                                 const struct ao_snapshot_source *snapshots);
+                                                 const struct ao_kubernetes_binding *b);
 
 /**
  * Context of one watch event (@watch_event: one AO_WATCH_* bit) of kubernetes
@@ -72,7 +73,7 @@ struct cJSON *ao_binding_context_synchronization(const struct ao_hook_config *cf
  */
 struct cJSON *ao_binding_context_event(const struct ao_hook_config *cfg,
                                        const struct ao_kubernetes_binding *b, unsigned watch_event,
-                                       struct cJSON *item, const struct ao_snapshot_source *snapshots);
+                                       struct cJSON *item);
 
 /** "Added", "Modified", "Deleted" for one AO_WATCH_* bit; NULL otherwise. */
 const char *ao_watch_event_to_string(unsigned watch_event);
@@ -87,12 +88,20 @@ const char *ao_watch_event_to_string(unsigned watch_event);
 void ao_binding_contexts_combine(struct cJSON *contexts, struct cJSON *more);
 
 /**
- * Read the snapshots again just before a run (the Go operator does the same): every
- * "snapshots" entry of every context in @contexts is replaced with the current items of its
- * binding, and so are the "objects" of Synchronization contexts. Events that happened between
- * queueing and running are then part of what the hook sees, so none is lost.
+ * Write the file contents for @contexts (an array) to @out: compact JSON with sorted keys
+ * (ao_json_canonical()'s text) and a trailing newline. With a @snapshots source whose @write is
+ * set, the snapshots are read now, as the Go operator reads them just before a run: every
+ * "snapshots" entry of every context is written as the current items of its binding, and so
+ * are the "objects" of Synchronization contexts; events that happened between queueing and
+ * running are then part of what the hook sees, so none is lost. The items go from the source
+ * to @out one by one: no tree, no string of them all. Returns ao_json_writer_error(@out) or
+ * the source's error.
  */
-void ao_binding_contexts_refresh(struct cJSON *contexts, const struct ao_snapshot_source *snapshots);
+int ao_binding_contexts_write(const struct cJSON *contexts, const struct ao_snapshot_source *snapshots,
+                              struct ao_json_writer *out);
 
-/** The file contents: compact JSON with sorted keys and a trailing newline. Returns a malloc'd string. */
-char *ao_binding_contexts_format(const struct cJSON *contexts);
+/**
+ * The items @snapshots writes for @binding, as a new array (for the debug routes, which show
+ * what the next context would carry); an empty array without a source.
+ */
+struct cJSON *ao_snapshot_items(const struct ao_snapshot_source *snapshots, const char *binding);

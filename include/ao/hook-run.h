@@ -37,9 +37,13 @@
  * /global/... and the top-level /<module>Enabled flags, a module hook only
  * /<its values key>/...
  *
+ * The binding context file is written as it is produced (ao_binding_contexts_write()
+ * into the file in chunks): the snapshots' items go from their source to the file
+ * one by one, never held whole as a tree or a string. So is every other input.
+ *
  * After a run with at least 1 MiB of inputs (a large snapshot), and once its
  * done callback returned, the runner hands free heap memory back to the
- * system (malloc_trim), so such a run's transient trees do not stay in RSS.
+ * system (malloc_trim), so such a run's transient allocations do not stay in RSS.
  *
  * Main thread only.
  */
@@ -55,6 +59,7 @@
 struct cJSON;
 struct ao_proc;
 struct ao_sandbox_profile;
+struct ao_snapshot_source;
 struct ao_hook_runner;
 
 #define AO_HOOK_OUTPUT_MAX (16u * 1024 * 1024) /* bytes read from any one output file */
@@ -100,12 +105,13 @@ struct ao_hook_run_request {
         const char *working_dir; /* WORKING_DIR: the hooks root */
         const char *binding;     /* log context: the binding (or task) the run is for; may be NULL */
         const char *queue;       /* log context; may be NULL */
-        const struct cJSON *binding_contexts;     /* EVENT: the array */
-        const struct cJSON *values;               /* EVENT, ENABLED: the VALUES_PATH document */
-        const struct cJSON *config_values;        /* EVENT, ENABLED: the CONFIG_VALUES_PATH document */
-        const struct ao_sandbox_profile *profile; /* NULL: unsandboxed */
-        uint64_t timeout_usec;                    /* 0: none */
-        ao_hook_done_handler *on_done;            /* required; called exactly once, after start succeeded */
+        const struct cJSON *binding_contexts;       /* EVENT: the array */
+        const struct ao_snapshot_source *snapshots; /* EVENT: their items; NULL: as they are */
+        const struct cJSON *values;                 /* EVENT, ENABLED: the VALUES_PATH document */
+        const struct cJSON *config_values;          /* EVENT, ENABLED: the CONFIG_VALUES_PATH document */
+        const struct ao_sandbox_profile *profile;   /* NULL: unsandboxed */
+        uint64_t timeout_usec;                      /* 0: none */
+        ao_hook_done_handler *on_done;              /* required; called exactly once, after start succeeded */
         void *userdata;
 };
 

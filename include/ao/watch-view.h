@@ -29,6 +29,7 @@
 
 struct cJSON;
 struct ao_informers;
+struct ao_json_writer;
 struct ao_jq_cache;
 struct ao_kube_discovery;
 struct ao_watch_view;
@@ -43,7 +44,7 @@ struct ao_watch_view_env {
 };
 
 struct ao_watch_view_ops {
-        /* Every informer has its initial state: ao_watch_view_snapshot() is complete. Once. */
+        /* Every informer has its initial state: ao_watch_view_write_items() is complete. Once. */
         void (*synced)(struct ao_watch_view *m, void *userdata);
         /*
          * A change the binding's executeHookOnEvent asks for: @watch_event is one AO_WATCH_* bit,
@@ -65,8 +66,12 @@ int ao_watch_view_new(const struct ao_watch_view_env *env, const struct ao_kuber
 struct ao_watch_view *ao_watch_view_free(struct ao_watch_view *m);
 
 bool ao_watch_view_synced(const struct ao_watch_view *m);
-/** The items, sorted by namespace then name: a new array. */
-struct cJSON *ao_watch_view_snapshot(const struct ao_watch_view *m);
+/**
+ * Write the items to @out as a JSON array, sorted by namespace then name, one by one as
+ * ao_json_writer writes them (what it costs beyond that is one pointer per item, for the sort).
+ * Returns ao_json_writer_error(@out).
+ */
+int ao_watch_view_write_items(const struct ao_watch_view *m, struct ao_json_writer *out);
 /** Items held. */
 size_t ao_watch_view_count(const struct ao_watch_view *m);
 const struct ao_kubernetes_binding *ao_watch_view_binding(const struct ao_watch_view *m);

@@ -5,33 +5,28 @@
 #include "ao/binding-context.h"
 
 #include <cjson/cJSON.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "ao/yaml.h"
-#include "ao/strbuf.h"
+#include "ao/json-writer.h"
 
-static cJSON *snapshot_items(const struct ao_snapshot_source *src, const char *binding)
-{
-        cJSON *items = src && src->get ? src->get(src->userdata, binding) : NULL;
-        return items ? items : cJSON_CreateArray();
-}
-
-static void add_snapshot(cJSON *snapshots, const struct ao_snapshot_source *src, const char *binding)
+/* A snapshot named, its items left to ao_binding_contexts_write(). */
+static void add_snapshot(cJSON *snapshots, const char *binding)
 {
         if (!cJSON_GetObjectItemCaseSensitive(snapshots, binding))
-                cJSON_AddItemToObject(snapshots, binding, snapshot_items(src, binding));
+                cJSON_AddItemToObject(snapshots, binding, cJSON_CreateArray());
 }
 
 /* The bindings a schedule or kubernetes context carries: includeSnapshotsFrom, then its group's members. */
 static cJSON *snapshots_for(const struct ao_hook_config *cfg, const struct ao_strv *include,
-                            const char *group, const struct ao_snapshot_source *src)
+                            const char *group)
 {
         cJSON *snapshots = cJSON_CreateObject();
         for (size_t i = 0; i < include->n; i++)
-                add_snapshot(snapshots, src, include->items[i]);
+                add_snapshot(snapshots, include->items[i]);
         for (size_t i = 0; group && i < cfg->n_kubernetes; i++)
                 if (cfg->kubernetes[i].group && strcmp(cfg->kubernetes[i].group, group) == 0)
-                        add_snapshot(snapshots, src, cfg->kubernetes[i].name);
+                        add_snapshot(snapshots, cfg->kubernetes[i].name);
         return snapshots;
 }
 
@@ -52,54 +47,48 @@ static cJSON *context_named(const char *binding)
 
 /* Grouped bindings of v1 hooks report only "something in the group changed", with the group's snapshots. */
 static cJSON *group_context(const struct ao_hook_config *cfg, const char *binding,
-                            const struct ao_strv *include, const char *group,
-                            const struct ao_snapshot_source *src)
+                            const struct ao_strv *include, const char *group)
 {
         cJSON *ctx = context_named(binding);
         cJSON_AddStringToObject(ctx, "type", "Group");
         cJSON_AddStringToObject(ctx, "groupName", group);
-        attach_snapshots(ctx, snapshots_for(cfg, include, group, src), true);
+        attach_snapshots(ctx, snapshots_for(cfg, include, group), true);
         return ctx;
 }
 
-cJSON *ao_binding_context_ordered(const struct ao_hook_config *cfg, enum ao_binding_type type,
-                                  const struct ao_snapshot_source *src)
+cJSON *ao_binding_context_ordered(const struct ao_hook_config *cfg, enum ao_binding_type type)
 {
         cJSON *ctx = context_named(ao_binding_type_to_string(type));
         if (type == AO_BINDING_ON_STARTUP || cfg->version == 0)
                 return ctx;
         cJSON *snapshots = cJSON_CreateObject();
         for (size_t i = 0; i < cfg->n_kubernetes; i++)
-                add_snapshot(snapshots, src, cfg->kubernetes[i].name);
+                add_snapshot(snapshots, cfg->kubernetes[i].name);
         attach_snapshots(ctx, snapshots, true);
         return ctx;
 }
 
-cJSON *ao_binding_context_schedule(const struct ao_hook_config *cfg, const struct ao_schedule_binding *b,
-                                   const struct ao_snapshot_source *src)
+cJSON *ao_binding_context_schedule(const struct ao_hook_config *cfg, const struct ao_schedule_binding *b)
 {
         if (cfg->version == 0)
                 return context_named(b->name);
         if (b->group)
-                return group_context(cfg, b->name, &b->include_snapshots_from, b->group, src);
+                return group_context(cfg, b->name, &b->include_snapshots_from, b->group);
         cJSON *ctx = context_named(b->name);
         cJSON_AddStringToObject(ctx, "type", "Schedule");
-        attach_snapshots(ctx, snapshots_for(cfg, &b->include_snapshots_from, NULL, src), false);
+        attach_snapshots(ctx, snapshots_for(cfg, &b->include_snapshots_from, NULL), false);
         return ctx;
 }
 
 cJSON *ao_binding_context_synchronization(const struct ao_hook_config *cfg,
-                                          const struct ao_kubernetes_binding *b, cJSON *objects,
-                                          const struct ao_snapshot_source *src)
+                                          const struct ao_kubernetes_binding *b)
 {
-        if (b->group) {
-                cJSON_Delete(objects);
-                return group_context(cfg, b->name, &b->include_snapshots_from, b->group, src);
-        }
+        if (b->group)
+                return group_context(cfg, b->name, &b->include_snapshots_from, b->group);
         cJSON *ctx = context_named(b->name);
         cJSON_AddStringToObject(ctx, "type", "Synchronization");
-        cJSON_AddItemToObject(ctx, "objects", objects ? objects : cJSON_CreateArray());
-        attach_snapshots(ctx, snapshots_for(cfg, &b->include_snapshots_from, NULL, src), false);
+        cJSON_AddItemToObject(ctx, "objects", cJSON_CreateArray());
+        attach_snapshots(ctx, snapshots_for(cfg, &b->include_snapshots_from, NULL), false);
         return ctx;
 }
 
@@ -150,13 +139,13 @@ static void move_member(cJSON *to, cJSON *from, const char *key)
 }
 
 cJSON *ao_binding_context_event(const struct ao_hook_config *cfg, const struct ao_kubernetes_binding *b,
-                                unsigned watch_event, cJSON *item, const struct ao_snapshot_source *src)
+                                unsigned watch_event, cJSON *item)
 {
         cJSON *ctx;
         if (cfg->version == 0)
                 ctx = v0_event_context(b, watch_event, item);
         else if (b->group)
-                ctx = group_context(cfg, b->name, &b->include_snapshots_from, b->group, src);
+                ctx = group_context(cfg, b->name, &b->include_snapshots_from, b->group);
         else {
                 ctx = context_named(b->name);
                 cJSON_AddStringToObject(ctx, "type", "Event");
@@ -164,7 +153,7 @@ cJSON *ao_binding_context_event(const struct ao_hook_config *cfg, const struct a
                 cJSON_AddStringToObject(ctx, "watchEvent", event ? event : "");
                 move_member(ctx, item, "object");
                 move_member(ctx, item, "filterResult");
-                attach_snapshots(ctx, snapshots_for(cfg, &b->include_snapshots_from, NULL, src), false);
+                attach_snapshots(ctx, snapshots_for(cfg, &b->include_snapshots_from, NULL), false);
         }
         cJSON_Delete(item);
         return ctx;
@@ -193,42 +182,85 @@ void ao_binding_contexts_combine(cJSON *contexts, cJSON *more)
         }
 }
 
-char *ao_binding_contexts_format(const cJSON *contexts)
+/* ---- the file -------------------------------------------------------------------------------- */
+
+/* What one context's walk substitutes: the arrays whose items come from the source. */
+struct fill {
+        const struct ao_snapshot_source *src;
+        const cJSON *snapshots; /* the context's "snapshots" object, or NULL */
+        const cJSON *objects;   /* a Synchronization context's "objects", or NULL */
+        const char *binding;    /* that context's binding */
+};
+
+static int write_current_items(const cJSON *node, struct ao_json_writer *out, void *userdata)
 {
-        struct ao_strbuf sb = {0};
-        char *text = ao_json_canonical(contexts);
-        ao_strbuf_append(&sb, text);
-        ao_strbuf_append_c(&sb, '\n');
-        free(text);
-        return ao_strbuf_steal(&sb);
+        const struct fill *f = userdata;
+        const char *binding = NULL;
+        if (f->objects == node)
+                binding = f->binding;
+        else if (f->snapshots && node->string && cJSON_IsArray(node) &&
+                 cJSON_GetObjectItemCaseSensitive(f->snapshots, node->string) == node)
+                binding = node->string; /* an entry of "snapshots": its key names the binding */
+        if (!binding)
+                return 0;
+        int r = f->src->write(f->src->userdata, binding, out);
+        return r < 0 ? r : 1;
 }
 
-static void refresh_context(cJSON *ctx, const struct ao_snapshot_source *src)
+static void write_context(const cJSON *ctx, const struct ao_snapshot_source *src, struct ao_json_writer *out)
 {
-        cJSON *snapshots = cJSON_GetObjectItemCaseSensitive(ctx, "snapshots");
-        for (cJSON *s = snapshots ? snapshots->child : NULL; s; s = s->next) {
-                /* Swap the contents in place: the entry keeps its key and position. */
-                cJSON *fresh = snapshot_items(src, s->string);
-                cJSON *old_child = s->child;
-                s->child = fresh->child;
-                fresh->child = old_child;
-                cJSON_Delete(fresh);
+        if (!src || !src->write || !cJSON_IsObject(ctx)) {
+                ao_json_write(out, ctx);
+                return;
         }
+        struct fill f = {.src = src};
+        const cJSON *snapshots = cJSON_GetObjectItemCaseSensitive(ctx, "snapshots");
+        if (cJSON_IsObject(snapshots))
+                f.snapshots = snapshots;
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(ctx, "type");
         const cJSON *binding = cJSON_GetObjectItemCaseSensitive(ctx, "binding");
         if (cJSON_IsString(type) && strcmp(type->valuestring, "Synchronization") == 0 &&
-            cJSON_IsString(binding) && cJSON_HasObjectItem(ctx, "objects"))
-                cJSON_ReplaceItemInObjectCaseSensitive(ctx, "objects",
-                                                       snapshot_items(src, binding->valuestring));
+            cJSON_IsString(binding)) {
+                f.objects = cJSON_GetObjectItemCaseSensitive(ctx, "objects");
+                f.binding = binding->valuestring;
+        }
+        ao_json_write_with(out, ctx, write_current_items, &f);
 }
 
-void ao_binding_contexts_refresh(cJSON *contexts, const struct ao_snapshot_source *src)
+int ao_binding_contexts_write(const cJSON *contexts, const struct ao_snapshot_source *src,
+                              struct ao_json_writer *out)
 {
-        if (!src || !src->get)
-                return;
-        cJSON *ctx;
-        cJSON_ArrayForEach(ctx, contexts)
-        {
-                refresh_context(ctx, src);
+        if (!cJSON_IsArray(contexts)) {
+                ao_json_write(out, contexts);
+        } else {
+                ao_json_write_raw(out, "[");
+                for (const cJSON *ctx = contexts->child; ctx && ao_json_writer_error(out) == 0;
+                     ctx = ctx->next) {
+                        if (ctx != contexts->child)
+                                ao_json_write_raw(out, ",");
+                        write_context(ctx, src, out);
+                }
+                ao_json_write_raw(out, "]");
         }
+        ao_json_write_raw(out, "\n");
+        return ao_json_writer_error(out);
+}
+
+cJSON *ao_snapshot_items(const struct ao_snapshot_source *src, const char *binding)
+{
+        cJSON *items = NULL;
+        if (src && src->write) {
+                struct ao_json_writer w;
+                ao_json_writer_init(&w, -1);
+                if (src->write(src->userdata, binding, &w) >= 0) {
+                        char *text = ao_json_writer_steal(&w);
+                        items = cJSON_Parse(text);
+                        free(text);
+                }
+                ao_json_writer_done(&w);
+        }
+        if (cJSON_IsArray(items))
+                return items;
+        cJSON_Delete(items);
+        return cJSON_CreateArray();
 }

@@ -14,9 +14,9 @@
 
 #include "ao/alloc.h"
 #include "ao/binding-context.h"
+#include "ao/json-writer.h"
 #include "ao/log.h"
 #include "ao/strbuf.h"
-#include "ao/yaml.h"
 #include "outputs.h"
 #include "workspace.h"
 
@@ -27,10 +27,11 @@
  */
 #define REUSE_INPUT_MAX (64 * 1024)
 /*
- * After a run with this much input, free heap memory goes back to the system: such a run built
- * and dropped megabytes of small allocations (a Synchronization snapshot of 100,000 objects is
- * ~25 MB of cJSON nodes), which would otherwise stay in the process's RSS as holes between
- * long-lived allocations. malloc_trim costs a few ms on such a heap, against tens for the run.
+ * After a run with this much input, free heap memory goes back to the system: such a run
+ * allocated and dropped large blocks (its values documents, the sort arrays of big snapshots:
+ * 16 bytes per item, the walks of their objects), which would otherwise stay in the process's
+ * RSS as holes between long-lived allocations. The snapshots themselves are streamed into the
+ * file and never held whole. malloc_trim costs a few ms on a large heap, against tens for the run.
  */
 #define TRIM_AFTER_INPUT (1024 * 1024)
 
@@ -204,18 +205,34 @@ static struct hook_run *run_new(struct ao_hook_runner *runner, const struct ao_h
         return run;
 }
 
-/* An input: created in a new directory, rewritten in place in a reused one. */
-static int write_input(struct hook_run *run, const char *name, const char *text, struct ao_error *reterr)
+/* An input: created in a new directory, rewritten in place in a reused one, as it is produced. */
+static int write_input(struct hook_run *run, const char *name, workspace_producer *produce,
+                       const void *userdata, struct ao_error *reterr)
 {
-        size_t len = strlen(text);
+        size_t len = 0;
+        int r = workspace_write_input(&run->dir, name, run->profile, produce, userdata, &len, reterr);
         run->input_bytes += len;
-        return workspace_write_input(&run->dir, name, text, len, run->profile, reterr);
+        return r;
 }
 
-static int write_json(struct hook_run *run, const char *name, const cJSON *doc, struct ao_error *reterr)
+static int produce_document(struct ao_json_writer *out, const void *userdata)
 {
-        _cleanup_free_ char *text = doc ? ao_json_canonical(doc) : ao_xstrdup("{}");
-        return write_input(run, name, text, reterr);
+        const cJSON *doc = userdata;
+        if (doc)
+                ao_json_write(out, doc);
+        else
+                ao_json_write_raw(out, "{}");
+        return ao_json_writer_error(out);
+}
+
+/* The binding contexts, their snapshots read now from the request's source. */
+static int produce_contexts(struct ao_json_writer *out, const void *userdata)
+{
+        const struct ao_hook_run_request *req = userdata;
+        if (req->binding_contexts)
+                return ao_binding_contexts_write(req->binding_contexts, req->snapshots, out);
+        ao_json_write_raw(out, "[]\n");
+        return ao_json_writer_error(out);
 }
 
 /*
@@ -235,18 +252,14 @@ static int write_inputs(struct hook_run *run, const struct ao_hook_run_request *
                              : workspace_open_output(&run->dir, OUTPUT_CONFIG, run->profile, ret_stdout_fd,
                                                      reterr);
         }
-        if (req->mode == AO_HOOK_RUN_EVENT) {
-                _cleanup_free_ char *contexts = req->binding_contexts
-                                                    ? ao_binding_contexts_format(req->binding_contexts)
-                                                    : ao_xstrdup("[]\n");
-                r = write_input(run, INPUT_BINDING_CONTEXT, contexts, reterr);
-        }
+        if (req->mode == AO_HOOK_RUN_EVENT)
+                r = write_input(run, INPUT_BINDING_CONTEXT, produce_contexts, req, reterr);
         for (size_t i = 0; r >= 0 && !run->dir.reused && i < files->n_outputs; i++)
                 r = workspace_create_output(&run->dir, files->outputs[i], run->profile, reterr);
         if (r >= 0)
-                r = write_json(run, INPUT_VALUES, req->values, reterr);
+                r = write_input(run, INPUT_VALUES, produce_document, req->values, reterr);
         if (r >= 0)
-                r = write_json(run, INPUT_CONFIG_VALUES, req->config_values, reterr);
+                r = write_input(run, INPUT_CONFIG_VALUES, produce_document, req->config_values, reterr);
         return r;
 }
 

@@ -14,6 +14,7 @@
 #include "ao/hashmap.h"
 #include "ao/informer.h"
 #include "ao/jq.h"
+#include "ao/json-writer.h"
 #include "ao/kube-discovery.h"
 #include "ao/watch-view.h"
 #include "ao/log.h"
@@ -470,17 +471,48 @@ static int compare_items(const void *a, const void *b)
         return c ? c : strcmp(x->name, y->name);
 }
 
-cJSON *ao_watch_view_snapshot(const struct ao_watch_view *m)
+/*
+ * One item as item_to_json() shapes it, in canonical key order: the filter result is its stored
+ * canonical text (ao_jq_apply()'s), written as it is instead of parsed and written again.
+ */
+static void write_item(const struct ao_watch_view *m, const struct item *it, struct ao_json_writer *out)
+{
+        ao_json_write_raw(out, "{");
+        if (m->b->jq_filter) {
+                ao_json_write_raw(out, "\"filterResult\":");
+                ao_json_write_raw(out, it->filter_text ? it->filter_text : "null");
+        }
+        if (m->b->keep_full_objects_in_memory) {
+                ao_json_write_raw(out, m->b->jq_filter ? ",\"object\":" : "\"object\":");
+                ao_json_write(out, it->object);
+        }
+        ao_json_write_raw(out, "}");
+}
+
+/* The items sorted by namespace then name: a new array of *@ret_n borrowed pointers. */
+static const struct item **sorted_items(const struct ao_watch_view *m, size_t *ret_n)
 {
         size_t n = ao_hashmap_size(m->items), iter = 0, i = 0;
-        struct item **sorted = ao_xcalloc(n + 1, sizeof(*sorted));
+        const struct item **sorted = ao_xcalloc(n + 1, sizeof(*sorted));
         void *value;
         while (ao_hashmap_next(m->items, &iter, NULL, &value))
                 sorted[i++] = value;
         qsort(sorted, n, sizeof(*sorted), compare_items);
-        cJSON *arr = cJSON_CreateArray();
-        for (i = 0; i < n; i++)
-                cJSON_AddItemToArray(arr, item_to_json(m, sorted[i], NULL));
+        *ret_n = n;
+        return sorted;
+}
+
+int ao_watch_view_write_items(const struct ao_watch_view *m, struct ao_json_writer *out)
+{
+        size_t n;
+        const struct item **sorted = sorted_items(m, &n);
+        ao_json_write_raw(out, "[");
+        for (size_t i = 0; i < n && ao_json_writer_error(out) == 0; i++) {
+                if (i > 0)
+                        ao_json_write_raw(out, ",");
+                write_item(m, sorted[i], out);
+        }
+        ao_json_write_raw(out, "]");
         free(sorted);
-        return arr;
+        return ao_json_writer_error(out);
 }

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "ao/alloc.h"
+#include "ao/json-writer.h"
 #include "ao/log.h"
 #include "ao/sandbox.h"
 
@@ -507,22 +508,6 @@ void workspace_release_run_dir(struct workspace *w, struct run_dir *rd, const ch
 
 /* --- the files ----------------------------------------------------------------------------------- */
 
-/* @len bytes at offset 0 of @fd. */
-static int write_all(int fd, const char *data, size_t len)
-{
-        for (off_t at = 0; len > 0;) {
-                ssize_t n = pwrite(fd, data, len, at);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return ao_negative_errno();
-                data += n;
-                at += n;
-                len -= (size_t) n;
-        }
-        return 0;
-}
-
 /* A new, empty file @name in @rd's directory for the run's user (*@ret_fd open for writing). */
 static int create_file(const struct run_dir *rd, const char *name, const struct ao_sandbox_profile *profile,
                        int *ret_fd)
@@ -563,24 +548,33 @@ static int hold_input(struct run_dir *rd, size_t i, const struct ao_sandbox_prof
         return 0;
 }
 
-int workspace_write_input(struct run_dir *rd, const char *name, const char *data, size_t len,
-                          const struct ao_sandbox_profile *profile, struct ao_error *reterr)
+int workspace_write_input(struct run_dir *rd, const char *name, const struct ao_sandbox_profile *profile,
+                          workspace_producer *produce, const void *userdata, size_t *ret_len,
+                          struct ao_error *reterr)
 {
         ssize_t i = input_index(rd->files, name);
         int r = i < 0 ? -EINVAL : hold_input(rd, (size_t) i, profile);
+        size_t len = 0;
         /*
          * Over the old contents, then cut what is left of them: the inputs of a hook's runs are
          * mostly the same size, and truncating first would free the tmpfs pages only to allocate
          * them again (ftruncate was 7 % of the operator's time per run).
          */
-        if (r >= 0 && len > 0)
-                r = write_all(rd->inputs[i], data, len);
+        if (r >= 0) {
+                struct ao_json_writer w;
+                ao_json_writer_init(&w, rd->inputs[i]);
+                r = produce(&w, userdata);
+                int f = ao_json_writer_finish(&w, &len);
+                ao_json_writer_done(&w);
+                if (r >= 0)
+                        r = f;
+        }
         if (r >= 0 && (size_t) rd->input_sizes[i] > len && ftruncate(rd->inputs[i], (off_t) len) < 0)
                 r = ao_negative_errno();
-        if (r >= 0)
-                rd->input_sizes[i] = (off_t) len;
         if (r < 0)
                 return ao_error_set(reterr, r, "cannot write '%s/%s': %s", rd->path, name, strerror(-r));
+        rd->input_sizes[i] = (off_t) len;
+        *ret_len = len;
         return 0;
 }
 

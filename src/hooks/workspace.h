@@ -12,6 +12,7 @@
 
 #include "ao/error.h"
 
+struct ao_json_writer;
 struct ao_sandbox_profile;
 struct idle_dir;
 
@@ -80,14 +81,19 @@ int workspace_acquire_run_dir(struct workspace *w, const char *key, const char *
 void workspace_release_run_dir(struct workspace *w, struct run_dir *rd, const char *key,
                                const struct ao_sandbox_profile *profile, bool reusable);
 
+/** Writes an input's contents to @out; returns ao_json_writer_error(@out) or another -errno. */
+typedef int workspace_producer(struct ao_json_writer *out, const void *userdata);
+
 /**
- * Write input @name (one of @rd's files->inputs) with @len bytes: created 0644 (and given to the
- * profile's uid/gid) in a new directory; in a reused one, written over in place through the fd
- * that made it (workspace_release_run_dir() kept the directory only when that was still a plain
- * file with one name, under its name).
+ * Write input @name (one of @rd's files->inputs) with what @produce writes, flushed to the file
+ * in chunks as it is produced: created 0644 (and given to the profile's uid/gid) in a new
+ * directory; in a reused one, written over in place through the fd that made it
+ * (workspace_release_run_dir() kept the directory only when that was still a plain file with one
+ * name, under its name), then cut to its new length. *@ret_len: the bytes written.
  */
-int workspace_write_input(struct run_dir *rd, const char *name, const char *data, size_t len,
-                          const struct ao_sandbox_profile *profile, struct ao_error *reterr);
+int workspace_write_input(struct run_dir *rd, const char *name, const struct ao_sandbox_profile *profile,
+                          workspace_producer *produce, const void *userdata, size_t *ret_len,
+                          struct ao_error *reterr);
 /** Create the empty output @name in @rd's (new) directory, for the hook to write. */
 int workspace_create_output(struct run_dir *rd, const char *name, const struct ao_sandbox_profile *profile,
                             struct ao_error *reterr);

@@ -8,8 +8,10 @@
  *
  * Events of a binding are dropped until its Synchronization run starts (what they changed is
  * in the objects that run reads); after that each event becomes a hook task in the binding's
- * queue. Queued contexts carry the event only: the snapshots are attached when the run starts
- * (hook-task.c), so a long queue costs what its events cost, not what the snapshots weigh.
+ * queue. Queued contexts carry the event only: the snapshots are written into the run's binding
+ * context file when the run starts (the snapshot source below, hook-call.c), item by item, so a
+ * long queue costs what its events cost and a run what its file's chunks cost, not what the
+ * snapshots weigh.
  */
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 
 #include "ao/alloc.h"
 #include "ao/binding-context.h"
+#include "ao/json-writer.h"
 #include "ao/watch-view.h"
 #include "ao/log.h"
 #include "ao/metrics.h"
@@ -79,13 +82,14 @@ static void update_snapshot_gauge(struct hook_bindings *hb, size_t i)
 
 /* ---- snapshots -------------------------------------------------------------------------------- */
 
-static cJSON *snapshot_of(void *userdata, const char *binding)
+static int write_snapshot(void *userdata, const char *binding, struct ao_json_writer *out)
 {
         struct hook_bindings *hb = userdata;
         for (size_t i = 0; i < hb->n; i++)
                 if (hb->monitors[i] && strcmp(hb->hook->config.kubernetes[i].name, binding) == 0)
-                        return ao_watch_view_snapshot(hb->monitors[i]);
-        return NULL;
+                        return ao_watch_view_write_items(hb->monitors[i], out);
+        ao_json_write_raw(out, "[]");
+        return ao_json_writer_error(out);
 }
 
 static struct hook_bindings *bindings_of(struct hook_owner *owner, const struct ao_hook *hook)
@@ -101,7 +105,7 @@ static struct hook_bindings *bindings_of(struct hook_owner *owner, const struct 
 struct ao_snapshot_source bindings_snapshot_source(struct hook_owner *owner, const struct ao_hook *hook)
 {
         struct hook_bindings *hb = bindings_of(owner, hook);
-        return (struct ao_snapshot_source){.get = hb ? snapshot_of : NULL, .userdata = hb};
+        return (struct ao_snapshot_source){.write = hb ? write_snapshot : NULL, .userdata = hb};
 }
 
 void bindings_unlock(struct hook_owner *owner, const struct ao_hook *hook, size_t binding)
@@ -130,8 +134,7 @@ static void on_monitor_event(struct ao_watch_view *m, unsigned watch_event, cJSO
                 cJSON_AddItemToObject(item, "object", cJSON_Duplicate(object, true));
         /* No snapshot source: the context names the snapshots it needs, the run fills them. */
         cJSON *contexts = cJSON_CreateArray();
-        cJSON_AddItemToArray(contexts,
-                             ao_binding_context_event(&hb->hook->config, b, watch_event, item, NULL));
+        cJSON_AddItemToArray(contexts, ao_binding_context_event(&hb->hook->config, b, watch_event, item));
         struct hook_run_spec s = {.owner = hb->owner,
                                   .hook_index = hb->hook_index,
                                   .binding = AO_BINDING_KUBERNETES,
@@ -314,23 +317,17 @@ void bindings_done(struct operator_state *op)
 
 /* ---- Synchronization runs --------------------------------------------------------------------- */
 
-cJSON *bindings_sync_contexts(struct operator_state *op, struct hook_owner *owner, size_t hook_index,
-                              size_t binding, bool with_objects)
+cJSON *bindings_sync_contexts(struct hook_owner *owner, size_t hook_index, size_t binding)
 {
-        (void) op;
         struct ao_hook *hook = &owner->hooks[hook_index];
-        struct hook_bindings *hb = with_objects ? bindings_of(owner, hook) : NULL;
-        struct ao_snapshot_source src = {.get = hb ? snapshot_of : NULL, .userdata = hb};
-        const struct ao_kubernetes_binding *b = &hook->config.kubernetes[binding];
-        cJSON *objects = hb && hb->monitors[binding] ? ao_watch_view_snapshot(hb->monitors[binding]) : NULL;
         cJSON *contexts = cJSON_CreateArray();
-        cJSON_AddItemToArray(contexts, ao_binding_context_synchronization(&hook->config, b, objects, &src));
+        cJSON_AddItemToArray(
+            contexts, ao_binding_context_synchronization(&hook->config, &hook->config.kubernetes[binding]));
         return contexts;
 }
 
-/* A Synchronization run as a task; the run fills its objects and snapshots when it starts. */
-static struct hook_run_spec sync_spec(struct operator_state *op, struct hook_owner *owner, size_t hook_index,
-                                      size_t binding)
+/* A Synchronization run as a task; the run writes its objects and snapshots when it starts. */
+static struct hook_run_spec sync_spec(struct hook_owner *owner, size_t hook_index, size_t binding)
 {
         const struct ao_kubernetes_binding *b = &owner->hooks[hook_index].config.kubernetes[binding];
         return (struct hook_run_spec){.owner = owner,
@@ -338,8 +335,7 @@ static struct hook_run_spec sync_spec(struct operator_state *op, struct hook_own
                                       .binding = AO_BINDING_KUBERNETES,
                                       .binding_name = b->name,
                                       .activation = "Kubernetes",
-                                      .contexts =
-                                          bindings_sync_contexts(op, owner, hook_index, binding, false),
+                                      .contexts = bindings_sync_contexts(owner, hook_index, binding),
                                       .allow_failure = b->allow_failure,
                                       .kube_sync = true,
                                       .kube_binding = binding};
@@ -358,10 +354,10 @@ void bindings_plan_sync(struct operator_state *op, struct hook_owner *owner, str
                         } else if (b->wait_for_synchronization && inline_sync) {
                                 inline_sync(userdata, i, j);
                         } else if (b->wait_for_synchronization) {
-                                struct hook_run_spec s = sync_spec(op, owner, i, j);
+                                struct hook_run_spec s = sync_spec(owner, i, j);
                                 after = tasks_push_hook_run_after(after, &s);
                         } else {
-                                struct hook_run_spec s = sync_spec(op, owner, i, j);
+                                struct hook_run_spec s = sync_spec(owner, i, j);
                                 tasks_push_hook_run(op, b->queue, &s);
                         }
                 }

@@ -145,7 +145,8 @@ static struct call *call_new(struct operator_state *op, struct hook_owner *owner
 }
 
 int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hook *hook,
-              const struct hook_run_info *info, const cJSON *contexts, hook_call_done *done, void *userdata)
+              const struct hook_run_info *info, const cJSON *contexts,
+              const struct ao_snapshot_source *snapshots, hook_call_done *done, void *userdata)
 {
         struct ao_error err = {0};
         struct module *mod = owner->module;
@@ -165,6 +166,7 @@ int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hoo
                     .binding = info->binding_name,
                     .queue = info->queue,
                     .binding_contexts = contexts,
+                    .snapshots = snapshots,
                     .values = values,
                     .config_values = config,
                     .profile = hook->profile,

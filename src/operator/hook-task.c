@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The handler of a queued hook run (global or module hook): attach the snapshots to its
- * contexts (queued contexts carry none), run it, and request what its value changes cause.
+ * The handler of a queued hook run (global or module hook): run it with its contexts, their
+ * snapshots written into its binding context file as it starts (queued contexts carry none),
+ * and request what its value changes cause.
  */
-#include <cjson/cJSON.h>
 #include <stdlib.h>
 
 #include "ao/alloc.h"
@@ -57,11 +57,10 @@ void hook_task_handle(struct operator_state *op, struct ao_task *t)
         op_metrics_task_wait(op, ht->owner->module, ht->hook, &info, ao_task_wait_usec(t));
         if (ht->kube_sync)
                 bindings_unlock(ht->owner, ht->hook, ht->kube_binding);
-        /* The snapshots, and a Synchronization's objects, as they are now: attached once, here. */
+        /* The snapshots, and a Synchronization's objects, as they are when the run starts. */
         struct ao_snapshot_source src = bindings_snapshot_source(ht->owner, ht->hook);
-        ao_binding_contexts_refresh(ao_task_binding_contexts(t), &src);
-        if (hook_call(op, ht->owner, ht->hook, &info, ao_task_binding_contexts(t), on_task_hook_done, tc) <
-            0) {
+        if (hook_call(op, ht->owner, ht->hook, &info, ao_task_binding_contexts(t), &src, on_task_hook_done,
+                      tc) < 0) {
                 free(tc);
                 ao_task_finish(t, AO_TASK_FAIL);
         }

@@ -574,12 +574,10 @@ void bindings_stop(struct operator_state *op, struct hook_owner *owner);
 /** Free every owner's monitors and waiters (shutdown). */
 void bindings_done(struct operator_state *op);
 /**
- * A Synchronization context array for binding @binding of hook @hook_index of @owner. With
- * @with_objects its objects and snapshots are read now (a run starting now); without, it is the
- * shape alone, filled when its run starts.
+ * A Synchronization context array for binding @binding of hook @hook_index of @owner: the shape
+ * alone, its objects and snapshots written when its run starts (bindings_snapshot_source()).
  */
-struct cJSON *bindings_sync_contexts(struct operator_state *op, struct hook_owner *owner, size_t hook_index,
-                                     size_t binding, bool with_objects);
+struct cJSON *bindings_sync_contexts(struct hook_owner *owner, size_t hook_index, size_t binding);
 /** From now on, events of that binding become hook runs. */
 void bindings_unlock(struct hook_owner *owner, const struct ao_hook *hook, size_t binding);
 /** Where @hook's snapshots come from (empty without monitors). */
@@ -642,13 +640,14 @@ void run_outputs_done(struct checked_outputs *c);
 typedef void hook_call_done(struct operator_state *op, bool ok, const struct hook_call_effects *effects,
                             void *userdata);
 /**
- * Run @hook of @owner for @info with @contexts (borrowed), check and apply what it returns
- * (all or nothing: run-outputs.c), and call @done. Returns < 0 (logged, @done not called) when it
- * cannot start.
+ * Run @hook of @owner for @info with @contexts (borrowed), their snapshots and Synchronization
+ * objects written from @snapshots (borrowed; NULL: as they are) into the binding context file as
+ * the run starts, check and apply what it returns (all or nothing: run-outputs.c), and call
+ * @done. Returns < 0 (logged, @done not called) when it cannot start.
  */
 int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hook *hook,
-              const struct hook_run_info *info, const struct cJSON *contexts, hook_call_done *done,
-              void *userdata);
+              const struct hook_run_info *info, const struct cJSON *contexts,
+              const struct ao_snapshot_source *snapshots, hook_call_done *done, void *userdata);
 /* ---- readiness.c -------------------------------------------------------------------------------------- */
 
 /** Set /readyz: ready once the first converge is done and no isolated module holds convergence back. */

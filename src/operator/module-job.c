@@ -182,11 +182,11 @@ static bool run_next_hook(struct module_job *j)
         enum ao_binding_type type = binding_of(j->step);
         cJSON *contexts = cJSON_CreateArray();
         struct ao_snapshot_source src = bindings_snapshot_source(&j->mod->owner, hook);
-        cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type, &src));
+        cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type));
         struct hook_run_info info = {.binding_name = ao_binding_type_to_string(type),
                                      .queue = AO_QUEUE_MAIN,
                                      .activation = j->activation};
-        int r = hook_call(j->op, &j->mod->owner, hook, &info, contexts, on_step_hook_done, j);
+        int r = hook_call(j->op, &j->mod->owner, hook, &info, contexts, &src, on_step_hook_done, j);
         cJSON_Delete(contexts);
         if (r < 0)
                 job_finish(j, false);
@@ -216,12 +216,13 @@ static bool run_next_sync(struct module_job *j)
         struct ao_hook *hook = &owner->hooks[sr->hook_index];
         const struct ao_kubernetes_binding *b = &hook->config.kubernetes[sr->binding];
         bindings_unlock(owner, hook, sr->binding);
-        cJSON *contexts = bindings_sync_contexts(j->op, owner, sr->hook_index, sr->binding, true);
+        cJSON *contexts = bindings_sync_contexts(owner, sr->hook_index, sr->binding);
+        struct ao_snapshot_source src = bindings_snapshot_source(owner, hook);
         struct hook_run_info info = {.binding_name = b->name,
                                      .queue = AO_QUEUE_MAIN,
                                      .activation = "Kubernetes",
                                      .allow_failure = b->allow_failure};
-        int r = hook_call(j->op, owner, hook, &info, contexts, on_sync_hook_done, j);
+        int r = hook_call(j->op, owner, hook, &info, contexts, &src, on_sync_hook_done, j);
         cJSON_Delete(contexts);
         if (r < 0)
                 job_finish(j, false);

@@ -41,7 +41,7 @@ static void on_tick(struct ao_schedule_entry *e, uint64_t scheduled_usec, uint64
                 return;
         }
         cJSON *contexts = cJSON_CreateArray();
-        cJSON_AddItemToArray(contexts, ao_binding_context_schedule(&ref->hook->config, ref->binding, NULL));
+        cJSON_AddItemToArray(contexts, ao_binding_context_schedule(&ref->hook->config, ref->binding));
         struct hook_run_spec s = {.owner = ref->owner,
                                   .hook_index = ref->hook_index,
                                   .binding = AO_BINDING_SCHEDULE,

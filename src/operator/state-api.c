@@ -62,8 +62,7 @@ static cJSON *snapshots_of(struct hook_owner *owner)
                 cJSON *bindings = cJSON_CreateObject();
                 for (size_t k = 0; k < hooks[i].config.n_kubernetes; k++) {
                         const char *name = hooks[i].config.kubernetes[k].name;
-                        cJSON *items = src.get ? src.get(src.userdata, name) : NULL;
-                        cJSON_AddItemToObject(bindings, name, items ? items : cJSON_CreateArray());
+                        cJSON_AddItemToObject(bindings, name, ao_snapshot_items(&src, name));
                 }
                 cJSON_AddItemToObject(doc, hooks[i].name, bindings);
         }

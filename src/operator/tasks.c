@@ -119,7 +119,7 @@ void tasks_push_ordered_hook_runs(struct operator_state *op, struct ao_task *bef
         qsort(list, count, sizeof(*list), compare_ordered);
         for (size_t i = 0; i < count; i++) {
                 cJSON *contexts = cJSON_CreateArray();
-                cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&list[i].hook->config, type, NULL));
+                cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&list[i].hook->config, type));
                 struct hook_run_spec s = {.owner = owner,
                                           .hook_index = list[i].index,
                                           .binding = type,

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "ao/yaml.h"
+#include "ao/json-writer.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -8,16 +8,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
 #include "ao/strbuf.h"
+#include "ao/yaml.h"
 
 /*
- * Canonical JSON for checksums. The walk is iterative with its own stack:
- * trees handed in may come from cJSON_Parse (nesting up to 1000) or be built
- * by code, so the C stack is never at the mercy of the input.
+ * Canonical JSON, for checksums and for the files hooks read. One walker writes it into a
+ * writer's buffer, which is either the whole text (ao_json_canonical()) or flushed to a file in
+ * chunks as the walk goes. The walk is iterative with its own stack: trees handed in may come
+ * from cJSON_Parse (nesting up to 1000) or be built by code, so the C stack is never at the
+ * mercy of the input.
  */
 
 /* Integers this large print with an exponent, as in JavaScript and Go's encoding/json. */
@@ -245,25 +249,89 @@ static bool append_scalar(struct ao_strbuf *sb, const cJSON *node)
         return true;
 }
 
-char *ao_json_canonical(const struct cJSON *json)
+/* ---- the writer ------------------------------------------------------------------------------ */
+
+void ao_json_writer_init(struct ao_json_writer *w, int fd)
 {
-        struct ao_strbuf sb = {0};
+        *w = (struct ao_json_writer){._fd = fd < 0 ? -1 : fd, .chunk = AO_JSON_WRITER_CHUNK};
+}
+
+void ao_json_writer_done(struct ao_json_writer *w)
+{
+        ao_strbuf_done(&w->_buf);
+}
+
+int ao_json_writer_error(const struct ao_json_writer *w)
+{
+        return w->_error;
+}
+
+static void fail(struct ao_json_writer *w, int r)
+{
+        if (w->_error == 0)
+                w->_error = r;
+}
+
+/* The buffer to the file, at the offset after what went before; after an error it is dropped. */
+static void flush(struct ao_json_writer *w)
+{
+        const char *p = w->_buf.buf;
+        size_t len = w->_buf.len;
+        while (w->_error == 0 && len > 0) {
+                ssize_t n = pwrite(w->_fd, p, len, w->_offset);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        fail(w, n < 0 ? ao_negative_errno() : -EIO);
+                        break;
+                }
+                p += n;
+                len -= (size_t) n;
+                w->_offset += n;
+        }
+        ao_strbuf_reset(&w->_buf);
+}
+
+static void flush_if_full(struct ao_json_writer *w)
+{
+        if (w->_fd >= 0 && w->_buf.len >= w->chunk)
+                flush(w);
+}
+
+void ao_json_write_raw(struct ao_json_writer *w, const char *text)
+{
+        ao_strbuf_append(&w->_buf, text);
+        flush_if_full(w);
+}
+
+void ao_json_write_with(struct ao_json_writer *w, const cJSON *json, ao_json_write_substitute *substitute,
+                        void *userdata)
+{
+        struct ao_strbuf *sb = &w->_buf;
         struct level *stack = NULL;
         size_t depth = 0, cap = 0;
         const cJSON *node = json;
 
         for (;;) {
-                if (node && !append_scalar(&sb, node)) {
+                int written = node && substitute ? substitute(node, w, userdata) : 0;
+                if (written < 0) {
+                        fail(w, written);
+                } else if (written > 0) {
+                        /* the substitute wrote it */
+                } else if (node && !append_scalar(sb, node)) {
                         if (depth == cap) {
                                 cap = cap ? 2 * cap : 16;
                                 stack = ao_xreallocarray(stack, cap, sizeof(*stack));
                         }
                         open_level(&stack[depth], node);
-                        ao_strbuf_append_c(&sb, stack[depth].object ? '{' : '[');
+                        ao_strbuf_append_c(sb, stack[depth].object ? '{' : '[');
                         depth++;
                 } else if (!node) {
-                        ao_strbuf_append(&sb, "null");
+                        ao_strbuf_append(sb, "null");
                 }
+                flush_if_full(w);
+                if (w->_error < 0)
+                        break;
 
                 /* Close finished levels, then move to the next child of the innermost open one. */
                 node = NULL;
@@ -272,20 +340,51 @@ char *ao_json_canonical(const struct cJSON *json)
                         if (lv->next < lv->n) {
                                 node = lv->items[lv->next];
                                 if (lv->next++ > 0)
-                                        ao_strbuf_append_c(&sb, ',');
+                                        ao_strbuf_append_c(sb, ',');
                                 if (lv->object) {
-                                        append_string(&sb, node->string ? node->string : "");
-                                        ao_strbuf_append_c(&sb, ':');
+                                        append_string(sb, node->string ? node->string : "");
+                                        ao_strbuf_append_c(sb, ':');
                                 }
                                 break;
                         }
-                        ao_strbuf_append_c(&sb, lv->object ? '}' : ']');
+                        ao_strbuf_append_c(sb, lv->object ? '}' : ']');
                         free(lv->items);
                         depth--;
                 }
                 if (!node)
                         break;
         }
+        /* Levels still open after an error. */
+        while (depth > 0)
+                free(stack[--depth].items);
         free(stack);
-        return ao_strbuf_steal(&sb);
+}
+
+void ao_json_write(struct ao_json_writer *w, const cJSON *json)
+{
+        ao_json_write_with(w, json, NULL, NULL);
+}
+
+int ao_json_writer_finish(struct ao_json_writer *w, size_t *ret_len)
+{
+        if (w->_fd >= 0)
+                flush(w);
+        if (w->_error < 0)
+                return w->_error;
+        if (ret_len)
+                *ret_len = w->_fd >= 0 ? (size_t) w->_offset : w->_buf.len;
+        return 0;
+}
+
+char *ao_json_writer_steal(struct ao_json_writer *w)
+{
+        return ao_strbuf_steal(&w->_buf);
+}
+
+char *ao_json_canonical(const struct cJSON *json)
+{
+        struct ao_json_writer w;
+        ao_json_writer_init(&w, -1);
+        ao_json_write(&w, json);
+        return ao_json_writer_steal(&w);
 }

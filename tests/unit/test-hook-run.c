@@ -8,12 +8,15 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../tap.h"
 #include "ao/alloc.h"
+#include "ao/binding-context.h"
 #include "ao/hook-run.h"
+#include "ao/json-writer.h"
 #include "ao/jsonpatch.h"
 #include "ao/log.h"
 #include "ao/proc.h"
@@ -411,6 +414,91 @@ static void test_launch_failure(void)
         result_done(&r);
 }
 
+/* Snapshots of 2500 items (~300 KB each, several chunks of the file), or an error. */
+static int big_snapshot(void *userdata, const char *binding, struct ao_json_writer *out)
+{
+        int *fail = userdata;
+        if (fail && *fail)
+                return *fail;
+        ao_json_write_raw(out, "[");
+        for (int i = 0; i < 2500; i++) {
+                char item[160];
+                snprintf(item, sizeof(item),
+                         "%s{\"filterResult\":{\"binding\":\"%s\",\"i\":%d,\"s\":\"%0100d\"}}", i ? "," : "",
+                         binding, i, i);
+                ao_json_write_raw(out, item);
+        }
+        ao_json_write_raw(out, "]");
+        return ao_json_writer_error(out);
+}
+
+/*
+ * The binding context file with snapshots, written as it is produced: what the hook reads is what
+ * ao_binding_contexts_write() writes. A write that fails (an error of the source, a file the
+ * kernel refuses to grow) fails the start: no callback, nothing left behind, the next run fine.
+ */
+static void test_streamed_contexts(void)
+{
+        char *out = ao_xasprintf("%s/streamed", scratch);
+        char *body = ao_xasprintf("cat \"$BINDING_CONTEXT_PATH\" > %s", out);
+        char *hook = make_hook("streamed.sh", body);
+        cJSON *contexts = json("[{\"binding\":\"pods\",\"objects\":[],\"type\":\"Synchronization\","
+                               "\"snapshots\":{\"nodes\":[]}}]");
+        int fail = 0;
+        const struct ao_snapshot_source src = {.write = big_snapshot, .userdata = &fail};
+        struct ao_hook_run_request req = {
+            .mode = AO_HOOK_RUN_EVENT, .path = hook, .binding_contexts = contexts, .snapshots = &src};
+        struct result r;
+        tap_is_int(run(&req, &r), 0, "streamed: started");
+        tap_ok(r.ok, "streamed: succeeded (%s)", r.error);
+        result_done(&r);
+        struct ao_json_writer w;
+        ao_json_writer_init(&w, -1);
+        (void) ao_binding_contexts_write(contexts, &src, &w);
+        char *want = ao_json_writer_steal(&w), *got = slurp(out);
+        ao_json_writer_done(&w);
+        tap_ok(strlen(want) > 4 * AO_JSON_WRITER_CHUNK && strcmp(got, want) == 0,
+               "streamed: the hook read the contexts with both snapshots' items (%zu bytes)", strlen(got));
+        free(got);
+
+        size_t before = count_entries(ao_hook_runner_dir(runner));
+        fail = -EIO;
+        tap_is_int(run(&req, &r), -EIO, "streamed: a source that fails fails the start");
+        tap_ok(strstr(r.error, "hook 'hooks/test.sh': cannot write '") &&
+                   strstr(r.error, "/binding-context.json': Input/output error"),
+               "streamed: the error names the file (%s)", r.error);
+        tap_ok(!r.done, "streamed: no callback for a run that did not start");
+        fail = 0;
+
+        /* A real write error: the kernel refuses to grow the file past RLIMIT_FSIZE (EFBIG). */
+        struct rlimit saved, small = {.rlim_cur = 256 * 1024};
+        if (getrlimit(RLIMIT_FSIZE, &saved) < 0)
+                tap_bail("getrlimit");
+        small.rlim_max = saved.rlim_max;
+        struct sigaction ignore = {.sa_handler = SIG_IGN}, old_action;
+        sigaction(SIGXFSZ, &ignore, &old_action);
+        if (setrlimit(RLIMIT_FSIZE, &small) < 0)
+                tap_bail("setrlimit");
+        int k = run(&req, &r);
+        setrlimit(RLIMIT_FSIZE, &saved);
+        sigaction(SIGXFSZ, &old_action, NULL);
+        tap_is_int(k, -EFBIG, "streamed: a file that cannot grow fails the start");
+        tap_ok(strstr(r.error, "/binding-context.json': File too large") != NULL, "streamed: %s", r.error);
+        tap_is_int(ao_hook_runner_active(runner), 0, "streamed: no run left active");
+        tap_ok(count_entries(ao_hook_runner_dir(runner)) <= before && only_idle_dirs(),
+               "streamed: no run directory left behind");
+
+        tap_is_int(run(&req, &r), 0, "streamed: the next run starts");
+        tap_ok(r.ok, "streamed: and succeeds (%s)", r.error);
+        result_done(&r);
+        got = slurp(out);
+        tap_ok(strcmp(got, want) == 0, "streamed: with the whole file");
+        free(got);
+        free(want);
+        cJSON_Delete(contexts);
+        free(hook), free(body), free(out);
+}
+
 /* One event run of a hook of @module that appends "<dir inode> <dir>" to @log; ok or not. */
 static bool run_module(const char *module, const char *body, const char *values_json)
 {
@@ -688,6 +776,7 @@ int main(void)
         test_enabled_script();
         test_failures();
         test_launch_failure();
+        test_streamed_contexts();
         test_reuse();
         test_keep_files_and_stale_dirs();
         test_sandboxed();

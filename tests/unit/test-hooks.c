@@ -13,6 +13,7 @@
 #include "ao/binding-context.h"
 #include "ao/hook-config.h"
 #include "ao/hooks.h"
+#include "ao/json-writer.h"
 #include "ao/log.h"
 #include "ao/yaml.h"
 
@@ -150,29 +151,38 @@ static void parse_config(const char *text, enum ao_hook_kind kind, struct ao_hoo
         }
 }
 
-/* Snapshots for tests: binding "pods" has two items, everything else none. */
-static cJSON *fake_snapshot(void *userdata, const char *binding)
+/* Snapshots for tests: binding "pods" has two items, "kubernetes" one, everything else none. */
+static int fake_snapshot(void *userdata, const char *binding, struct ao_json_writer *out)
 {
         (void) userdata;
-        if (strcmp(binding, "pods") != 0)
-                return NULL;
-        const char *items = "[{\"filterResult\":\"a\",\"object\":{\"metadata\":{\"name\":\"a\"}}},"
-                            "{\"filterResult\":\"b\",\"object\":{\"metadata\":{\"name\":\"b\"}}}]";
-        cJSON *j = NULL;
-        (void) ao_yaml_load(items, strlen(items), "snapshot", &j, NULL);
-        return j;
+        if (strcmp(binding, "pods") == 0)
+                ao_json_write_raw(out,
+                                  "[{\"filterResult\":\"a\",\"object\":{\"metadata\":{\"name\":\"a\"}}},"
+                                  "{\"filterResult\":\"b\",\"object\":{\"metadata\":{\"name\":\"b\"}}}]");
+        else if (strcmp(binding, "kubernetes") == 0)
+                ao_json_write_raw(out, "[{\"filterResult\":{\"k\":\"v\"}}]");
+        else
+                ao_json_write_raw(out, "[]");
+        return ao_json_writer_error(out);
 }
 
-static const struct ao_snapshot_source snapshots = {.get = fake_snapshot};
+static const struct ao_snapshot_source snapshots = {.write = fake_snapshot};
 
-static void check_context(cJSON *ctx, const char *want, const char *what)
+/* The file a run of @ctx alone gets, its items written from @src. */
+static void check_context(cJSON *ctx, const struct ao_snapshot_source *src, const char *want,
+                          const char *what)
 {
         cJSON *array = cJSON_CreateArray();
         cJSON_AddItemToArray(array, ctx);
-        char *text = ao_binding_contexts_format(array);
+        struct ao_json_writer w;
+        ao_json_writer_init(&w, -1);
+        int r = ao_binding_contexts_write(array, src, &w);
+        char *text = ao_json_writer_steal(&w);
         char *want_line = ao_xasprintf("[%s]\n", want);
+        tap_ok(r == 0, "%s: written", what);
         tap_is_str(text, want_line, "%s", what);
         free(text), free(want_line);
+        ao_json_writer_done(&w);
         cJSON_Delete(array);
 }
 
@@ -199,56 +209,62 @@ static void test_contexts_v1(void)
                      "- {kind: ConfigMap, keepFullObjectsInMemory: false, jqFilter: .data}\n",
                      AO_HOOK_GLOBAL, &cfg);
 
-        check_context(ao_binding_context_ordered(&cfg, AO_BINDING_ON_STARTUP, &snapshots),
+        check_context(ao_binding_context_ordered(&cfg, AO_BINDING_ON_STARTUP), &snapshots,
                       "{\"binding\":\"onStartup\"}", "onStartup: the binding alone");
-        check_context(ao_binding_context_ordered(&cfg, AO_BINDING_BEFORE_ALL, &snapshots),
-                      "{\"binding\":\"beforeAll\",\"snapshots\":{\"kubernetes\":[],\"nodes\":[],\"pods\":["
-                      "{\"filterResult\":\"a\",\"object\":{\"metadata\":{\"name\":\"a\"}}},"
-                      "{\"filterResult\":\"b\",\"object\":{\"metadata\":{\"name\":\"b\"}}}]}}",
-                      "beforeAll: snapshots of every kubernetes binding, no type");
-        check_context(ao_binding_context_schedule(&cfg, &cfg.schedules[0], &snapshots),
+        check_context(
+            ao_binding_context_ordered(&cfg, AO_BINDING_BEFORE_ALL), &snapshots,
+            "{\"binding\":\"beforeAll\",\"snapshots\":{\"kubernetes\":[{\"filterResult\":{\"k\":\"v\"}}],"
+            "\"nodes\":[],\"pods\":["
+            "{\"filterResult\":\"a\",\"object\":{\"metadata\":{\"name\":\"a\"}}},"
+            "{\"filterResult\":\"b\",\"object\":{\"metadata\":{\"name\":\"b\"}}}]}}",
+            "beforeAll: snapshots of every kubernetes binding, no type");
+        check_context(ao_binding_context_schedule(&cfg, &cfg.schedules[0]), &snapshots,
                       "{\"binding\":\"every-minute\",\"type\":\"Schedule\"}", "schedule: name and type");
-        check_context(ao_binding_context_schedule(&cfg, &cfg.schedules[1], NULL),
+        check_context(ao_binding_context_schedule(&cfg, &cfg.schedules[1]), NULL,
                       "{\"binding\":\"schedule\",\"snapshots\":{\"pods\":[]},\"type\":\"Schedule\"}",
                       "schedule: default name, included snapshots (empty without a source)");
         check_context(
-            ao_binding_context_schedule(&cfg, &cfg.schedules[2], &snapshots),
+            ao_binding_context_schedule(&cfg, &cfg.schedules[2]), &snapshots,
             "{\"binding\":\"grouped-tick\",\"groupName\":\"g1\",\"snapshots\":{\"pods\":["
             "{\"filterResult\":\"a\",\"object\":{\"metadata\":{\"name\":\"a\"}}},"
             "{\"filterResult\":\"b\",\"object\":{\"metadata\":{\"name\":\"b\"}}}]},\"type\":\"Group\"}",
             "schedule with a group: Group context with the group's snapshots");
-        check_context(ao_binding_context_synchronization(&cfg, &cfg.kubernetes[1], NULL, &snapshots),
+        check_context(ao_binding_context_synchronization(&cfg, &cfg.kubernetes[1]), &snapshots,
                       "{\"binding\":\"nodes\",\"objects\":[],\"snapshots\":{\"nodes\":[],\"pods\":["
                       "{\"filterResult\":\"a\",\"object\":{\"metadata\":{\"name\":\"a\"}}},"
                       "{\"filterResult\":\"b\",\"object\":{\"metadata\":{\"name\":\"b\"}}}]},"
                       "\"type\":\"Synchronization\"}",
                       "Synchronization: empty objects, included snapshots");
-        check_context(ao_binding_context_synchronization(
-                          &cfg, &cfg.kubernetes[2], item("[{\"filterResult\":{\"k\":\"v\"}}]"), &snapshots),
+        check_context(ao_binding_context_synchronization(&cfg, &cfg.kubernetes[2]), &snapshots,
                       "{\"binding\":\"kubernetes\",\"objects\":[{\"filterResult\":{\"k\":\"v\"}}],"
                       "\"type\":\"Synchronization\"}",
-                      "Synchronization: objects as given, no snapshots key without includes");
+                      "Synchronization: its binding's items as objects, no snapshots key without includes");
+        check_context(ao_binding_context_synchronization(&cfg, &cfg.kubernetes[2]), NULL,
+                      "{\"binding\":\"kubernetes\",\"objects\":[],\"type\":\"Synchronization\"}",
+                      "Synchronization as queued: objects empty, filled when the run starts");
         check_context(
-            ao_binding_context_synchronization(&cfg, &cfg.kubernetes[0], item("[]"), &snapshots),
+            ao_binding_context_synchronization(&cfg, &cfg.kubernetes[0]), &snapshots,
             "{\"binding\":\"pods\",\"groupName\":\"g1\",\"snapshots\":{\"pods\":["
             "{\"filterResult\":\"a\",\"object\":{\"metadata\":{\"name\":\"a\"}}},"
             "{\"filterResult\":\"b\",\"object\":{\"metadata\":{\"name\":\"b\"}}}]},\"type\":\"Group\"}",
             "Synchronization of a grouped binding: a Group context");
         check_context(ao_binding_context_event(&cfg, &cfg.kubernetes[2], AO_WATCH_MODIFIED,
-                                               item("{\"filterResult\":{\"k\":\"v2\"}}"), &snapshots),
+                                               item("{\"filterResult\":{\"k\":\"v2\"}}")),
+                      &snapshots,
                       "{\"binding\":\"kubernetes\",\"filterResult\":{\"k\":\"v2\"},\"type\":\"Event\","
                       "\"watchEvent\":\"Modified\"}",
                       "Event: watchEvent and the item's fields (no object kept)");
         check_context(
             ao_binding_context_event(&cfg, &cfg.kubernetes[1], AO_WATCH_DELETED,
-                                     item("{\"object\":{\"kind\":\"Node\"}}"), NULL),
+                                     item("{\"object\":{\"kind\":\"Node\"}}")),
+            NULL,
             "{\"binding\":\"nodes\",\"object\":{\"kind\":\"Node\"},\"snapshots\":{\"nodes\":[],\"pods\":[]},"
             "\"type\":\"Event\",\"watchEvent\":\"Deleted\"}",
             "Event: object without filterResult, snapshots included");
         ao_hook_config_done(&cfg);
 
         parse_config("configVersion: v1\nbeforeHelm: 1\nafterDeleteHelm: 2\n", AO_HOOK_MODULE, &cfg);
-        check_context(ao_binding_context_ordered(&cfg, AO_BINDING_AFTER_DELETE_HELM, &snapshots),
+        check_context(ao_binding_context_ordered(&cfg, AO_BINDING_AFTER_DELETE_HELM), &snapshots,
                       "{\"binding\":\"afterDeleteHelm\",\"snapshots\":{}}",
                       "afterDeleteHelm without kubernetes bindings: empty snapshots");
         ao_hook_config_done(&cfg);
@@ -260,23 +276,23 @@ static void test_contexts_v0(void)
         parse_config("{\"onStartup\": 1, \"beforeAll\": 2, \"schedule\": [{\"crontab\": \"* * * * *\"}],"
                      " \"onKubernetesEvent\": [{\"kind\": \"pod\", \"event\": [\"update\"]}]}",
                      AO_HOOK_GLOBAL, &cfg);
-        check_context(ao_binding_context_ordered(&cfg, AO_BINDING_BEFORE_ALL, &snapshots),
+        check_context(ao_binding_context_ordered(&cfg, AO_BINDING_BEFORE_ALL), &snapshots,
                       "{\"binding\":\"beforeAll\"}", "v0 beforeAll: the binding alone");
-        check_context(ao_binding_context_schedule(&cfg, &cfg.schedules[0], &snapshots),
+        check_context(ao_binding_context_schedule(&cfg, &cfg.schedules[0]), &snapshots,
                       "{\"binding\":\"schedule\"}", "v0 schedule: the binding alone");
         check_context(
             ao_binding_context_event(&cfg, &cfg.kubernetes[0], AO_WATCH_MODIFIED,
                                      item("{\"object\":{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\","
-                                          "\"namespace\":\"ns\"}}}"),
-                                     &snapshots),
+                                          "\"namespace\":\"ns\"}}}")),
+            &snapshots,
             "{\"binding\":\"onKubernetesEvent\",\"resourceEvent\":\"update\",\"resourceKind\":\"Pod\","
             "\"resourceName\":\"p1\",\"resourceNamespace\":\"ns\"}",
             "v0 event: coordinates of the object");
         check_context(
             ao_binding_context_event(&cfg, &cfg.kubernetes[0], AO_WATCH_ADDED,
                                      item("{\"object\":{\"kind\":\"Namespace\",\"metadata\":{\"name\":"
-                                          "\"n\"}}}"),
-                                     NULL),
+                                          "\"n\"}}}")),
+            NULL,
             "{\"binding\":\"onKubernetesEvent\",\"resourceEvent\":\"add\",\"resourceKind\":\"Namespace\","
             "\"resourceName\":\"n\",\"resourceNamespace\":\"\"}",
             "v0 event: cluster-scoped object");

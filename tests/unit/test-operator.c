@@ -450,8 +450,7 @@ static void queue_global_run(bool allow_failure)
 {
         struct ao_hook *g = &op.global.hooks[0];
         cJSON *contexts = cJSON_CreateArray();
-        cJSON_AddItemToArray(contexts,
-                             ao_binding_context_schedule(&g->config, &g->config.schedules[0], NULL));
+        cJSON_AddItemToArray(contexts, ao_binding_context_schedule(&g->config, &g->config.schedules[0]));
         struct hook_run_spec s = {.owner = &op.global,
                                   .hook_index = 0,
                                   .binding = AO_BINDING_SCHEDULE,
@@ -666,7 +665,7 @@ static void test_queued_sync_context_has_no_items(void)
         if (ao_hook_config_parse(config, strlen(config), hook.name, AO_HOOK_GLOBAL, &hook.config, &err) < 0)
                 tap_bail(err.msg);
         struct hook_owner owner = {.hooks = &hook, .n_hooks = 1};
-        cJSON *contexts = bindings_sync_contexts(&op, &owner, 0, 0, false);
+        cJSON *contexts = bindings_sync_contexts(&owner, 0, 0);
         _cleanup_free_ char *text = ao_json_canonical(contexts);
         tap_is_str(text,
                    "[{\"binding\":\"pods\",\"objects\":[],\"snapshots\":{\"nodes\":[]},\"type\":"

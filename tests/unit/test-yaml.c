@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Tests for src/values/yaml.c and canonical.c: scalar resolution, anchors and
- * merge keys, limits, error messages, files and canonical JSON. yaml.c is
+ * merge keys, limits, error messages, files and canonical JSON, also as written to a file in
+ * chunks (the JSON writer: the same bytes at every chunk size, write errors). yaml.c is
  * included (STYLE §12) to run the loader with small limits: the real node
  * cap would need millions of nodes.
  */
 #include <fcntl.h>
 #include <math.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../tap.h"
 #include "../../src/values/yaml.c"
+#include "ao/json-writer.h"
 
 struct ok_case {
         const char *yaml;
@@ -536,6 +539,164 @@ static void test_canonical(void)
         }
 }
 
+/* The file @fd holds, whole. */
+static char *file_text(int fd)
+{
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                tap_bail("fstat");
+        char *text = ao_xmalloc((size_t) st.st_size + 1);
+        if (pread(fd, text, (size_t) st.st_size, 0) != st.st_size)
+                tap_bail("pread");
+        text[st.st_size] = '\0';
+        return text;
+}
+
+/* @json written to a new file with flushes every @chunk bytes; the file's text. */
+static char *written_in_chunks(const cJSON *json, size_t chunk)
+{
+        int fd = memfd_create("writer", MFD_CLOEXEC);
+        if (fd < 0)
+                tap_bail("memfd_create");
+        struct ao_json_writer w;
+        ao_json_writer_init(&w, fd);
+        w.chunk = chunk;
+        ao_json_write(&w, json);
+        size_t len = 0;
+        int r = ao_json_writer_finish(&w, &len);
+        ao_json_writer_done(&w);
+        char *text = file_text(fd);
+        close(fd);
+        if (r < 0 || len != strlen(text)) {
+                free(text);
+                return ao_xasprintf("error %d, %zu bytes", r, len);
+        }
+        return text;
+}
+
+/* What goes to a file is ao_json_canonical()'s text, whatever the chunk size. */
+static bool same_in_chunks(const cJSON *json)
+{
+        char *want = ao_json_canonical(json);
+        const size_t chunks[] = {1, 3, 64, 4096, AO_JSON_WRITER_CHUNK};
+        bool same = true;
+        for (size_t i = 0; i < AO_ARRAY_SIZE(chunks); i++) {
+                char *got = written_in_chunks(json, chunks[i]);
+                if (strcmp(got, want) != 0) {
+                        tap_diag("chunk %zu: %.200s, not %.200s", chunks[i], got, want);
+                        same = false;
+                }
+                free(got);
+        }
+        free(want);
+        return same;
+}
+
+/* A node of a tree the substitute writes itself: the array under "items". */
+static int substitute_items(const cJSON *node, struct ao_json_writer *w, void *userdata)
+{
+        (void) userdata;
+        if (!node->string || strcmp(node->string, "items") != 0)
+                return 0;
+        if (cJSON_IsString(node))
+                return -EPROTO;
+        ao_json_write_raw(w, "[\"from\",\"elsewhere\"]");
+        return 1;
+}
+
+static void test_writer(void)
+{
+        bool same = true;
+        for (size_t i = 0; i < AO_ARRAY_SIZE(documents); i++) {
+                cJSON *json = NULL;
+                if (ao_yaml_load(documents[i].yaml, strlen(documents[i].yaml), "doc", &json, NULL) < 0)
+                        continue;
+                same = same_in_chunks(json) && same;
+                cJSON_Delete(json);
+        }
+        tap_ok(same, "writer: every document of the table as canonical text, at every chunk size");
+
+        /* Bigger than a few chunks, with every kind of value. */
+        cJSON *big = cJSON_CreateArray();
+        for (int i = 0; i < 20000; i++) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddNumberToObject(o, "n", i * 1e15 + 0.5);
+                cJSON_AddNumberToObject(o, "big", 12345678901234567890.0 * i);
+                cJSON_AddStringToObject(
+                    o, "s", i % 2 ? "\xe2\x80\xa8 \"q\" \xc2\x85 \x01 \xf0\x9f\x98\x80" : "plain");
+                cJSON_AddItemToObject(o, "z", cJSON_CreateBool(i % 3));
+                cJSON_AddItemToObject(o, "a", i % 5 ? cJSON_CreateNull() : cJSON_CreateArray());
+                cJSON_AddItemToArray(big, o);
+        }
+        tap_ok(same_in_chunks(big), "writer: 20000 objects, every kind of value, at every chunk size");
+
+        /* Written from offset 0 over what the file held; what lies beyond stays for the caller to cut. */
+        int fd = memfd_create("over", MFD_CLOEXEC);
+        char old[300];
+        memset(old, 'x', sizeof(old));
+        if (fd < 0 || write(fd, old, sizeof(old)) != (ssize_t) sizeof(old))
+                tap_bail("memfd");
+        cJSON *small = cJSON_Parse("{\"b\":1,\"a\":[true]}");
+        struct ao_json_writer w;
+        ao_json_writer_init(&w, fd);
+        ao_json_write(&w, small);
+        size_t len = 0;
+        tap_is_int(ao_json_writer_finish(&w, &len), 0, "writer: over old contents");
+        ao_json_writer_done(&w);
+        char *text = file_text(fd);
+        tap_ok(len == 18 && strncmp(text, "{\"a\":[true],\"b\":1}", 18) == 0 && text[18] == 'x' &&
+                   strlen(text) == sizeof(old),
+               "writer: from offset 0, the rest untouched (%zu: %.30s)", len, text);
+        free(text);
+        close(fd);
+
+        /* A substitute writes a value itself, or stops the walk with an error. */
+        cJSON *tree = cJSON_Parse("{\"x\":{\"items\":[1,2,3],\"k\":true},\"items\":{\"deep\":1}}");
+        ao_json_writer_init(&w, -1);
+        ao_json_write_with(&w, tree, substitute_items, NULL);
+        tap_is_int(ao_json_writer_finish(&w, NULL), 0, "writer: substitute");
+        text = ao_json_writer_steal(&w);
+        tap_is_str(
+            text,
+            "{\"items\":[\"from\",\"elsewhere\"],\"x\":{\"items\":[\"from\",\"elsewhere\"],\"k\":true}}",
+            "writer: the substitute's values in place of the tree's");
+        free(text);
+        ao_json_writer_done(&w);
+        cJSON_AddStringToObject(cJSON_GetObjectItem(tree, "x"), "items", "refused");
+        ao_json_writer_init(&w, -1);
+        ao_json_write_with(&w, tree, substitute_items, NULL);
+        tap_is_int(ao_json_writer_finish(&w, NULL), -EPROTO, "writer: a substitute's error stops the walk");
+        ao_json_writer_done(&w);
+        cJSON_Delete(tree);
+
+        /* Write errors: reported by finish, and what follows is dropped, not kept in memory. */
+        fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                tap_bail("/dev/full");
+        ao_json_writer_init(&w, fd);
+        w.chunk = 1024;
+        for (int i = 0; i < 10 && ao_json_writer_error(&w) == 0; i++)
+                ao_json_write(&w, big);
+        tap_is_int(ao_json_writer_error(&w), -ENOSPC,
+                   "writer: a full device fails the writer at the first flush");
+        for (int i = 0; i < 3; i++)
+                ao_json_write(&w, big);
+        tap_ok(w._buf.cap < 64 * 1024, "writer: after the error nothing piles up (%zu bytes held)",
+               w._buf.cap);
+        tap_is_int(ao_json_writer_finish(&w, &len), -ENOSPC, "writer: finish reports the full device");
+        ao_json_writer_done(&w);
+        close(fd);
+
+        fd = memfd_create("closed", MFD_CLOEXEC);
+        close(fd);
+        ao_json_writer_init(&w, fd);
+        ao_json_write(&w, small);
+        tap_is_int(ao_json_writer_finish(&w, &len), -EBADF, "writer: a closed fd is reported");
+        ao_json_writer_done(&w);
+        cJSON_Delete(small);
+        cJSON_Delete(big);
+}
+
 /* ao_yaml_load_stream() and ao_json_load_stream(): one array element per document or value. */
 static void test_streams(void)
 {
@@ -655,6 +816,7 @@ int main(void)
         test_long_keys();
         test_files();
         test_canonical();
+        test_writer();
         test_streams();
         return tap_done();
 }
