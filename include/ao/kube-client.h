@@ -96,12 +96,14 @@ int ao_kube_request_accept(struct ao_kube_client *c, const char *accept, const c
                            struct ao_error *reterr);
 
 /**
- * GET the next page of a paginated LIST (@path_query carries its continue token), started at
- * once: it takes no token from the rate limiter. A LIST costs one token however many pages it
- * has, as a client-go informer's first LIST is one request; and the pages come one after the
- * other, never in a burst. Otherwise as ao_kube_request_accept().
+ * A GET that follows up one that took a rate-limiter token, started at once without taking one:
+ * the later pages of a paged LIST (@path_query carries the continue token), discovery's
+ * group/versions after /apis. One LIST, one token however many pages it has, as a client-go
+ * informer's first LIST is one request; one discovery, the tokens of its first two requests. A
+ * list's pages come one after the other; discovery runs at start and at most every 10 s after.
+ * Otherwise as ao_kube_request_accept().
  */
-int ao_kube_request_next_page(struct ao_kube_client *c, const char *accept, const char *path_query,
+int ao_kube_request_follow_up(struct ao_kube_client *c, const char *accept, const char *path_query,
                               ao_kube_done_handler *done, void *userdata, struct ao_kube_request **ret,
                               struct ao_error *reterr);
 

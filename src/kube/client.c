@@ -551,7 +551,7 @@ int ao_kube_request_accept(struct ao_kube_client *c, const char *accept, const c
         return 0;
 }
 
-int ao_kube_request_next_page(struct ao_kube_client *c, const char *accept, const char *path_query,
+int ao_kube_request_follow_up(struct ao_kube_client *c, const char *accept, const char *path_query,
                               ao_kube_done_handler *done, void *userdata, struct ao_kube_request **ret,
                               struct ao_error *reterr)
 {

@@ -3,6 +3,7 @@
  * Discovery over the wire: two requests, then one per group/version, counted down.
  */
 #include <cJSON.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,7 +62,8 @@ static void maybe_done(struct ao_kube_discovery_fetch *f)
 
 static void on_response(const struct ao_kube_response *resp, void *userdata);
 
-static void request(struct ao_kube_discovery_fetch *f, const char *group_version)
+/* GET a group/version's resources (/apis for NULL); a @follow_up of /apis takes no rate-limiter token. */
+static void request(struct ao_kube_discovery_fetch *f, const char *group_version, bool follow_up)
 {
         struct pending *p = ao_xcalloc(1, sizeof(*p));
         p->f = f;
@@ -72,7 +74,10 @@ static void request(struct ao_kube_discovery_fetch *f, const char *group_version
         f->pending = ao_xreallocarray(f->pending, f->n_pending + 1, sizeof(*f->pending));
         f->pending[f->n_pending++] = p;
         struct ao_error err = {0};
-        if (ao_kube_request(f->client, "GET", path, NULL, NULL, 0, on_response, p, &p->req, &err) < 0) {
+        int r = follow_up
+                    ? ao_kube_request_follow_up(f->client, NULL, path, on_response, p, &p->req, &err)
+                    : ao_kube_request(f->client, "GET", path, NULL, NULL, 0, on_response, p, &p->req, &err);
+        if (r < 0) {
                 p->req = NULL;
                 if (!f->error.code)
                         f->error = err;
@@ -87,7 +92,7 @@ static void add_groups(struct ao_kube_discovery_fetch *f, const cJSON *doc)
         if (ao_kube_discovery_add_groups(f->d, doc, &gvs, &f->error) < 0)
                 return;
         for (size_t i = 0; gvs && gvs[i]; i++) {
-                request(f, gvs[i]);
+                request(f, gvs[i], true);
                 free(gvs[i]);
         }
         free(gvs);
@@ -135,8 +140,8 @@ int ao_kube_discovery_fetch(struct ao_kube_client *c, struct ao_kube_discovery *
         f->d = d;
         f->done = done;
         f->userdata = userdata;
-        request(f, "v1");
-        request(f, NULL);
+        request(f, "v1", false);
+        request(f, NULL, false);
         if (f->n_pending == 0) {
                 int r =
                     ao_error_set(reterr, f->error.code ? f->error.code : -EIO, "discovery: %s", f->error.msg);

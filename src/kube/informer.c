@@ -546,7 +546,7 @@ static void start_list(struct informer *inf)
         const char *accept = inf->metadata_only ? ACCEPT_METADATA_LIST : NULL;
         int r = first_page ? ao_kube_request_accept(inf->reg->client, accept, "GET", ao_strbuf_str(&q), NULL,
                                                     NULL, 0, on_list_page, inf, &inf->request, &err)
-                           : ao_kube_request_next_page(inf->reg->client, accept, ao_strbuf_str(&q),
+                           : ao_kube_request_follow_up(inf->reg->client, accept, ao_strbuf_str(&q),
                                                        on_list_page, inf, &inf->request, &err);
         if (r < 0) {
                 ao_log(AO_LOG_ERROR, "informer %s: %s", inf->key, err.msg);
