@@ -72,36 +72,11 @@ command_line="bench/bench-first-sync.sh $new $old ${counts[*]}"
 
 work=$(mktemp -d /tmp/bench-first-sync.XXXXXX)
 pid=
-# term_wait PID: SIGTERM, then SIGKILL if it is still there after 30 s.
-term_wait() {
-        local i
-        kill -TERM "$1" 2>/dev/null || return 0
-        for i in $(seq 300); do
-                kill -0 "$1" 2>/dev/null || break
-                [ "$i" -lt 300 ] || kill -KILL "$1" 2>/dev/null
-                sleep 0.1 # a poll with a deadline
-        done
-        wait "$1" 2>/dev/null
-        return 0
-}
-cleanup() {
-        set +e
-        [ -n "$pid" ] && term_wait "$pid"
-        bash "$here/tests/cluster/cluster.sh" stop "$work/c" >/dev/null 2>&1
-        if [ -n "${BENCH_FIRST_SYNC_KEEP:-}" ]; then
-                mkdir -p "$BENCH_FIRST_SYNC_KEEP" && cp -r "$work/." "$BENCH_FIRST_SYNC_KEEP/"
-        fi
-        rm -rf "$work"
-}
+bench_name=bench-first-sync
+keep_dir=${BENCH_FIRST_SYNC_KEEP:-}
+# shellcheck source=bench/real-cluster.sh
+. "$here/bench/real-cluster.sh"
 trap cleanup EXIT
-skip() { # the reason is the last line: bench/run puts it into its "skipped" row
-        echo "bench-first-sync: skipped: $*"
-        exit 77
-}
-fail() {
-        echo "bench-first-sync: $*" >&2
-        exit 1
-}
 
 [ -z "${AO_SKIP_REAL_CLUSTER:-}" ] || skip "AO_SKIP_REAL_CLUSTER is set"
 command -v python3 >/dev/null || skip "no python3"

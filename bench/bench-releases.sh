@@ -55,36 +55,11 @@ ns=ao
 
 work=$(mktemp -d /tmp/bench-releases.XXXXXX)
 pid=
-# term_wait PID: SIGTERM, then SIGKILL if it is still there after 30 s.
-term_wait() {
-        local i
-        kill -TERM "$1" 2>/dev/null || return 0
-        for i in $(seq 300); do
-                kill -0 "$1" 2>/dev/null || break
-                [ "$i" -lt 300 ] || kill -KILL "$1" 2>/dev/null
-                sleep 0.1 # a poll with a deadline: the process is not our child here in every case
-        done
-        wait "$1" 2>/dev/null
-        return 0
-}
-cleanup() {
-        set +e
-        [ -n "$pid" ] && term_wait "$pid"
-        bash "$here/tests/cluster/cluster.sh" stop "$work/c" >/dev/null 2>&1
-        if [ -n "${BENCH_RELEASES_KEEP:-}" ]; then
-                mkdir -p "$BENCH_RELEASES_KEEP" && cp -r "$work/." "$BENCH_RELEASES_KEEP/"
-        fi
-        rm -rf "$work"
-}
+bench_name=bench-releases
+keep_dir=${BENCH_RELEASES_KEEP:-}
+# shellcheck source=bench/real-cluster.sh
+. "$here/bench/real-cluster.sh"
 trap cleanup EXIT
-skip() { # the reason is the last line: bench/run puts it into its "skipped" row
-        echo "bench-releases: skipped: $*"
-        exit 77
-}
-fail() {
-        echo "bench-releases: $*" >&2
-        exit 1
-}
 
 [ -z "${AO_SKIP_REAL_CLUSTER:-}" ] || skip "AO_SKIP_REAL_CLUSTER is set"
 helm=$(bash "$here/tests/helpers/get-helm.sh" 2>"$work/get-helm.log") ||

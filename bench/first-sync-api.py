@@ -23,31 +23,17 @@ HTTP request to kube-apiserver with the admin token.
 """
 import http.client
 import json
-import shlex
-import ssl
 import sys
 import threading
 import time
-import urllib.parse
+
+from cluster_api import ClusterApi, load_env
 
 
-def load_env(path):
-    env = {}
-    with open(path) as f:
-        for line in f:
-            if "=" in line and not line.startswith("#"):
-                key, value = line.rstrip("\n").split("=", 1)
-                env[key] = " ".join(shlex.split(value)) if value else ""
-    return env
-
-
-class Api:
+class Api(ClusterApi):
     def __init__(self, env):
-        url = urllib.parse.urlsplit(env["API"])
-        self.host, self.port = url.hostname, url.port
-        self.ctx = ssl.create_default_context(cafile=env["CA"])
-        self.headers = {"Authorization": "Bearer " + env["ADMIN_TOKEN"], "Accept": "application/json",
-                        "Content-Type": "application/json"}
+        super().__init__(env)
+        self.headers["Content-Type"] = "application/json"
         self.conn = None
 
     def request(self, method, path, body=None):
@@ -55,7 +41,7 @@ class Api:
         data = json.dumps(body, separators=(",", ":")) if body is not None else None
         for attempt in (1, 2):
             if self.conn is None:
-                self.conn = http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=60)
+                self.conn = self.connect(timeout=60)
             try:
                 self.conn.request(method, path, body=data, headers=self.headers)
                 resp = self.conn.getresponse()

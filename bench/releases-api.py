@@ -19,15 +19,14 @@
 
 ENV_FILE is tests/cluster/cluster.sh's WORKDIR/env (API, CA, ADMIN_TOKEN).
 """
-import http.client
 import json
-import shlex
 import socket
-import ssl
 import subprocess
 import sys
 import time
 import urllib.parse
+
+from cluster_api import ClusterApi, load_env
 
 PATHS = {
     "ConfigMap": "/api/v1/namespaces/{ns}/configmaps",
@@ -37,26 +36,7 @@ PATHS = {
 }
 
 
-def load_env(path):
-    env = {}
-    with open(path) as f:
-        for line in f:
-            if "=" in line and not line.startswith("#"):
-                key, value = line.rstrip("\n").split("=", 1)
-                env[key] = " ".join(shlex.split(value)) if value else ""
-    return env
-
-
-class Api:
-    def __init__(self, env):
-        url = urllib.parse.urlsplit(env["API"])
-        self.host, self.port = url.hostname, url.port
-        self.ctx = ssl.create_default_context(cafile=env["CA"])
-        self.headers = {"Authorization": "Bearer " + env["ADMIN_TOKEN"], "Accept": "application/json"}
-
-    def connect(self, timeout=30):
-        return http.client.HTTPSConnection(self.host, self.port, context=self.ctx, timeout=timeout)
-
+class Api(ClusterApi):
     def request(self, method, path, body=None):
         conn = self.connect()
         headers = dict(self.headers)
