@@ -10,17 +10,13 @@
 #   environment: COUNTS="10000 100000" KEEP="false true" ROUNDS=1
 # Each binary finds addon-operator-spawner beside itself.
 set -euo pipefail
-case $# in
-0) bins=(build-release/addon-operator) tags=(new) ;;
-1) bins=("$1") tags=(new) ;;
-2) bins=("$1" "$2") tags=(old new) ;;
-*) sed -n 's/^#   //p' "$0" >&2; exit 2 ;;
-esac
-for i in "${!bins[@]}"; do bins[i]=$(realpath "${bins[i]}"); [ -x "${bins[i]}" ] || { echo "not executable: ${bins[i]}" >&2; exit 2; }; done
 read -r -a counts <<<"${COUNTS:-10000 100000}"
 read -r -a keeps <<<"${KEEP:-false true}"
 rounds=${ROUNDS:-1}
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/fake-cluster.sh
+. "$here/bench/fake-cluster.sh"
+ab_binaries "$@"
 work=$(mktemp -d /tmp/bench-context-peak.XXXXXX)
 fk_pid='' op_pid=''
 trap 'kill -9 ${op_pid:-} ${fk_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -78,15 +74,7 @@ EOF
 
 printf '%-8s %-6s %-4s %12s %12s %12s %12s\n' objects keep bin "steady KiB" "peak KiB" "+KiB" "file bytes"
 for n in "${counts[@]}"; do
-        python3 -c 'import json,sys
-n=int(sys.argv[1])
-print(json.dumps([{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%06d" % i,"namespace":"bench","labels":{"app":"bench","index":str(i)}},"data":{"key":"value-%d" % i}} for i in range(n)]))' "$n" >"$work/state.json"
-        rm -f "$work/fk.port"
-        python3 "$here/tests/fakekube/fakekube.py" --port 0 --port-file "$work/fk.port" --state "$work/state.json" \
-                2>/dev/null &
-        fk_pid=$!
-        until [ -s "$work/fk.port" ]; do sleep 0.05; done
-        port=$(cat "$work/fk.port")
+        fakekube_with_configmaps "$n"
         for keep in "${keeps[@]}"; do
                 for _ in $(seq "$rounds"); do
                         for i in "${!bins[@]}"; do

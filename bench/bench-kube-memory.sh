@@ -13,6 +13,8 @@ counts=("${@:-1000}")
 [ $# -eq 0 ] && counts=(1000 10000 100000)
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/bench-kube-memory.XXXXXX)
+# shellcheck source=bench/fake-cluster.sh
+. "$here/bench/fake-cluster.sh"
 fk_pid=
 op_pid=
 trap 'kill -9 ${op_pid:-} ${fk_pid:-} 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -61,16 +63,7 @@ EOF
 printf '%-8s %12s %12s %12s %14s %10s\n' objects "rss KiB" "peak KiB" "empty KiB" "bytes/object" "sync ms"
 : >"$work/rows"
 for n in "${counts[@]}"; do
-        python3 -c 'import json,sys
-n=int(sys.argv[1])
-items=[{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm-%06d" % i,"namespace":"bench","labels":{"app":"bench","index":str(i)}},"data":{"key":"value-%d" % i}} for i in range(n)]
-print(json.dumps(items))' "$n" >"$work/state.json"
-        rm -f "$work/fk.port"
-        python3 "$here/tests/fakekube/fakekube.py" --port 0 --port-file "$work/fk.port" --state "$work/state.json" \
-                2>/dev/null &
-        fk_pid=$!
-        until [ -s "$work/fk.port" ]; do sleep 0.05; done
-        port=$(cat "$work/fk.port")
+        fakekube_with_configmaps "$n"
         # What the server sends per object (with the uid, resourceVersion, ... it adds), compact.
         object_bytes=$(curl -s "http://127.0.0.1:$port/api/v1/namespaces/bench/configmaps?limit=100" |
                 python3 -c 'import json,sys

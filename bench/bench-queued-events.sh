@@ -13,15 +13,11 @@
 #   environment: N=2000 M=200 ROUNDS=3 BYTES=500
 # Each binary finds addon-operator-spawner beside itself.
 set -euo pipefail
-case $# in
-0) bins=(build-release/addon-operator) tags=(new) ;;
-1) bins=("$1") tags=(new) ;;
-2) bins=("$1" "$2") tags=(old new) ;;
-*) sed -n 's/^#   //p' "$0" >&2; exit 2 ;;
-esac
-for i in "${!bins[@]}"; do bins[i]=$(realpath "${bins[i]}"); [ -x "${bins[i]}" ] || { echo "not executable: ${bins[i]}" >&2; exit 2; }; done
 n=${N:-2000} m=${M:-200} rounds=${ROUNDS:-3} bytes=${BYTES:-500}
 here=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/fake-cluster.sh
+. "$here/bench/fake-cluster.sh"
+ab_binaries "$@"
 work=$(mktemp -d /tmp/bench-queued-events.XXXXXX)
 fk_pid='' op_pid='' op_log=''
 cleanup() { # a killed operator leaves its blocked hook polling for its hold file, which rm -rf removes
