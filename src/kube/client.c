@@ -389,18 +389,16 @@ static int start_transfer(struct ao_kube_client *c, struct ao_kube_request *r)
         curl_easy_setopt(e, CURLOPT_PRIVATE, r);
         curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
         curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-        /*
-         * Watches share one HTTP/2 connection; every other request goes over HTTP/1.1 connections of
-         * its own (kept alive and reused). With libcurl 7.88 (Debian 12), a gzip'd list page on the
-         * HTTP/2 connection the watches use could stop a few hundred bytes before its end until the
-         * 60 s timeout (half the starts with 10,000 objects on kube-apiserver 1.20; never over
-         * HTTP/1.1, never without gzip), and at 100,000 objects the retries outlived the continue
-         * token: the first list never finished.
-         */
-        curl_easy_setopt(e, CURLOPT_HTTP_VERSION,
-                         (long) (r->stream ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1));
+        curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long) CURL_HTTP_VERSION_2TLS);
         curl_easy_setopt(e, CURLOPT_USERAGENT, c->user_agent);
-        curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+        /*
+         * No Accept-Encoding: responses come uncompressed. With libcurl 7.88 (Debian 12), a gzip'd list
+         * page on the HTTP/2 connection the watches share could stop a few hundred bytes before its
+         * end until the 60 s timeout (half the starts with 10,000 objects on kube-apiserver 1.20;
+         * never without gzip), and at 100,000 objects the retries outlived the continue token: the
+         * first list never finished. On the networks an operator and its API server share, the
+         * server's compression also cost more time than it saved (PERFORMANCE.md).
+         */
         curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, CONNECT_TIMEOUT_MS);
         curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
         curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
