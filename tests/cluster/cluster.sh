@@ -215,9 +215,14 @@ start_etcd() {
         ETCD_PID=$!
 }
 
+# etcd_healthy: 0 if etcd answers /health with "health":"true".
+etcd_healthy() {
+        [[ "$(curl -s --max-time 1 "$ETCD_ENDPOINT/health" 2>/dev/null)" == *'"health":"true"'* ]]
+}
+
 wait_etcd() {
         local deadline=$((SECONDS + timeout))
-        until [[ "$(curl -s --max-time 1 "$ETCD_ENDPOINT/health" 2>/dev/null)" == *'"health":"true"'* ]]; do
+        until etcd_healthy; do
                 alive "$ETCD_PID" || {
                         log_tail "$W/etcd.log"
                         die "etcd (pid $ETCD_PID) exited before it was healthy"
@@ -504,29 +509,35 @@ cmd_restart_apiserver() {
         say "kube-apiserver restarted (pid $APISERVER_PID) in $((SECONDS - t0)) s"
 }
 
-# start_apiserver_rebinding: start_apiserver on the port the killed one had. The killed server's
-# connections can keep the port bound for a moment after its death (seen once under load in CI:
-# "bind: address already in use"); a start that fails that way is retried until the timeout.
-start_apiserver_rebinding() {
-        local deadline=$((SECONDS + timeout)) lines
+# start_rebinding START READY LOG PIDVAR: run START (which starts a daemon logging to LOG and sets
+# the variable PIDVAR to its pid) until READY succeeds. A killed daemon's connections can keep its
+# port bound for a moment after its death (seen under load in CI: "bind: address already in use",
+# for kube-apiserver started again on its port); a start that fails that way is retried until the
+# timeout.
+start_rebinding() {
+        local start=$1 ready=$2 log=$3 pidvar=$4 deadline=$((SECONDS + timeout)) lines pid
         while :; do
-                lines=$(wc -l <"$W/apiserver.log")
-                start_apiserver
-                while alive "$APISERVER_PID" && ! readyz "$API" && [ "$SECONDS" -lt "$deadline" ]; do
-                        log_has_since "$W/apiserver.log" "$lines" "address already in use" && break
+                lines=$(wc -l <"$log")
+                "$start"
+                pid=${!pidvar}
+                while alive "$pid" && ! "$ready" && [ "$SECONDS" -lt "$deadline" ]; do
+                        log_has_since "$log" "$lines" "address already in use" && break
                         poll_pause
                 done
-                alive "$APISERVER_PID" && ! log_has_since "$W/apiserver.log" "$lines" "address already in use" &&
-                        return 0
-                # Not a child of this shell (start_apiserver_on ran in a command substitution):
+                alive "$pid" && ! log_has_since "$log" "$lines" "address already in use" && return 0
+                # Not always a child of this shell (start_apiserver_on runs in a command substitution):
                 # kill_wait signals and waits without bash's wait, which would fail under set -e.
-                kill_wait "$APISERVER_PID" KILL kube-apiserver
+                kill_wait "$pid" KILL
                 [ "$SECONDS" -lt "$deadline" ] || {
-                        log_tail "$W/apiserver.log"
-                        die "kube-apiserver could not bind its port again within ${timeout} s"
+                        log_tail "$log"
+                        die "$start: the port stayed in use for ${timeout} s"
                 }
                 poll_pause
         done
+}
+
+start_apiserver_rebinding() {
+        start_rebinding start_apiserver readyz "$W/apiserver.log" APISERVER_PID
 }
 
 # log_has_since FILE LINES TEXT: 0 if TEXT occurs in FILE after its first LINES lines. One awk
@@ -554,7 +565,7 @@ cmd_start_apiserver() {
         load_running
         ours "$APISERVER_PID" kube-apiserver && die "kube-apiserver (pid $APISERVER_PID) is running"
         local t0=$SECONDS
-        start_apiserver
+        start_apiserver_rebinding
         write_env
         wait_apiserver
         say "kube-apiserver started again (pid $APISERVER_PID) in $((SECONDS - t0)) s"
@@ -580,7 +591,7 @@ cmd_restart_etcd() {
         kill_wait "$ETCD_PID" KILL etcd
         # A restart joins the cluster it made, with its data: never "new" again.
         sed -i 's/^new$/existing/' "$W/etcd.args"
-        start_etcd
+        start_rebinding start_etcd etcd_healthy "$W/etcd.log" ETCD_PID
         write_env
         wait_etcd
         say "etcd restarted (pid $ETCD_PID) in $((SECONDS - t0)) s"
