@@ -83,11 +83,7 @@ command -v python3 >/dev/null || skip "no python3"
 [ -x "$list_bare" ] || fail "no '$list_bare' (ninja -C build-release bench/list-bare, or LIST_BARE=PATH)"
 [ -w /proc/self/clear_refs ] || skip "/proc/PID/clear_refs is not writable here (the re-list peak needs it)"
 t_start=$SECONDS
-bash "$here/tests/cluster/cluster.sh" start "$work/c" >"$work/cluster-start.log" 2>&1 ||
-        skip "the real control plane did not start ($(grep -v 'start failed' "$work/cluster-start.log" | tail -1))"
-env_file=$work/c/env
-# shellcheck disable=SC1090,SC1091
-. "$env_file"
+start_real_cluster
 api() { python3 "$here/bench/first-sync-api.py" "$env_file" "$@"; }
 # The operator's own user (kubeconfig-operator), bound to cluster-admin.
 python3 "$here/bench/releases-api.py" "$env_file" rbac system:serviceaccount:ao:addon-operator

@@ -66,11 +66,7 @@ helm=$(bash "$here/tests/helpers/get-helm.sh" 2>"$work/get-helm.log") ||
         skip "no real helm ($(tail -1 "$work/get-helm.log"))"
 command -v python3 >/dev/null || skip "no python3"
 t_start=$SECONDS
-bash "$here/tests/cluster/cluster.sh" start "$work/c" >"$work/cluster-start.log" 2>&1 ||
-        skip "the real control plane did not start ($(grep -v 'start failed' "$work/cluster-start.log" | tail -1))"
-env_file=$work/c/env
-# shellcheck disable=SC1090,SC1091
-. "$env_file"
+start_real_cluster
 api() { python3 "$here/bench/releases-api.py" "$env_file" "$@"; }
 api rbac system:serviceaccount:ao:addon-operator
 

@@ -38,3 +38,13 @@ fail() {
         echo "$bench_name: $*" >&2
         exit 1
 }
+
+# start_real_cluster: tests/cluster's control plane in $work/c (skipped when it cannot start), its
+# env file read into this shell; env_file names it.
+start_real_cluster() {
+        bash "$here/tests/cluster/cluster.sh" start "$work/c" >"$work/cluster-start.log" 2>&1 ||
+                skip "the real control plane did not start ($(grep -v 'start failed' "$work/cluster-start.log" | tail -1))"
+        env_file=$work/c/env
+        # shellcheck disable=SC1090,SC1091
+        . "$env_file"
+}
