@@ -82,8 +82,19 @@ void ao_metrics_set_show_empty(struct ao_metrics *m, bool show);
 /** Current value of a counter or gauge series (0 when absent); for tests. */
 double ao_metric_value(struct ao_metric_family *f, const char *const *label_values);
 
+/**
+ * Make @n series the only ones of @f: row i holds the label values of one (in the family's label
+ * order, as for ao_metric_set()), each set to @value; every other series goes. One step under the
+ * family's lock, so a scrape sees the old set or the new one, never a mix: info gauges whose label
+ * values change as a whole (the head task of each queue, the state of each module). Main thread.
+ */
+void ao_metric_replace(struct ao_metric_family *f, const char *const *const *rows, size_t n, double value);
+
 /** Drop every series, in every family, that has label @label with value @value. Returns how many. */
 size_t ao_metrics_remove_series(struct ao_metrics *m, const char *label, const char *value);
+/** As ao_metrics_remove_series(), leaving the @n_keep families of @keep alone. */
+size_t ao_metrics_remove_series_except(struct ao_metrics *m, const char *label, const char *value,
+                                       struct ao_metric_family *const *keep, size_t n_keep);
 
 /** Number of series in the registry (histograms count once per label set). */
 size_t ao_metrics_count_series(struct ao_metrics *m);

@@ -431,6 +431,22 @@ void ao_metric_observe(struct ao_metric_family *f, const char *const *label_valu
         update(f, label_values, value, metric_series_observe);
 }
 
+void ao_metric_replace(struct ao_metric_family *f, const char *const *const *rows, size_t n, double value)
+{
+        pthread_mutex_lock(&f->lock);
+        for (size_t b = 0; b < f->table_size; b++)
+                while (f->table[b]) {
+                        struct ao_metric_series *s = f->table[b];
+                        f->table[b] = s->_next;
+                        drop_unlinked(f, s);
+                }
+        for (size_t i = 0; i < n; i++)
+                metric_series_set(
+                    f, metric_family_series(f, f->n_labels, (const char *const *) f->label_names, rows[i]),
+                    value);
+        pthread_mutex_unlock(&f->lock);
+}
+
 double ao_metric_value(struct ao_metric_family *f, const char *const *label_values)
 {
         double v = 0;
@@ -458,7 +474,21 @@ static bool series_has_label(const struct ao_metric_series *s, const char *label
         return false;
 }
 
+static bool family_in(const struct ao_metric_family *f, struct ao_metric_family *const *set, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (set[i] == f)
+                        return true;
+        return false;
+}
+
 size_t ao_metrics_remove_series(struct ao_metrics *m, const char *label, const char *value)
+{
+        return ao_metrics_remove_series_except(m, label, value, NULL, 0);
+}
+
+size_t ao_metrics_remove_series_except(struct ao_metrics *m, const char *label, const char *value,
+                                       struct ao_metric_family *const *keep, size_t n_keep)
 {
         struct ao_metric_family **families;
         size_t n_families, removed = 0;
@@ -466,6 +496,8 @@ size_t ao_metrics_remove_series(struct ao_metrics *m, const char *label, const c
         families = metrics_families_snapshot(m, &n_families);
         for (size_t i = 0; i < n_families; i++) {
                 struct ao_metric_family *f = families[i];
+                if (family_in(f, keep, n_keep))
+                        continue;
                 pthread_mutex_lock(&f->lock);
                 for (size_t b = 0; b < f->table_size; b++)
                         for (struct ao_metric_series **pp = &f->table[b]; *pp;) {

@@ -82,14 +82,41 @@ static void update_snapshot_gauge(struct hook_bindings *hb, size_t i)
 
 /* ---- snapshots -------------------------------------------------------------------------------- */
 
-static int write_snapshot(void *userdata, const char *binding, struct ao_json_writer *out)
+/* The items of @binding, "[]" when its monitor does not run; returns -ENOENT after "[]" then. */
+static int write_items(struct hook_bindings *hb, const char *binding, struct ao_json_writer *out)
 {
-        struct hook_bindings *hb = userdata;
         for (size_t i = 0; i < hb->n; i++)
                 if (hb->monitors[i] && strcmp(hb->hook->config.kubernetes[i].name, binding) == 0)
                         return ao_watch_view_write_items(hb->monitors[i], out);
         ao_json_write_raw(out, "[]");
-        return ao_json_writer_error(out);
+        int r = ao_json_writer_error(out);
+        return r < 0 ? r : -ENOENT;
+}
+
+static int write_snapshot(void *userdata, const char *binding, struct ao_json_writer *out)
+{
+        int r = write_items(userdata, binding, out);
+        return r == -ENOENT ? 0 : r;
+}
+
+/*
+ * A run reads the snapshots: a binding whose monitor does not run (the owner's monitors were
+ * stopped, or never started) gives the hook an empty list instead of the cluster's objects, and
+ * the hook cannot tell. Say so, and count it, as the Go operator does.
+ */
+static int write_run_snapshot(void *userdata, const char *binding, struct ao_json_writer *out)
+{
+        struct hook_bindings *hb = userdata;
+        int r = write_items(hb, binding, out);
+        if (r != -ENOENT)
+                return r;
+        const char *module = hook_owner_module_name(hb->owner);
+        ao_log_with(
+            AO_LOG_ERROR, AO_LOG_FIELDS({"module", module}, {"hook", hb->hook->name}, {"binding", binding}),
+            "hook '%s': kubernetes binding '%s' has no running monitor: the run gets an empty snapshot",
+            hb->hook->name, binding);
+        op_metrics_binding_monitor_missing(hb->op, binding);
+        return 0;
 }
 
 static struct hook_bindings *bindings_of(struct hook_owner *owner, const struct ao_hook *hook)
@@ -111,7 +138,7 @@ struct ao_snapshot_source bindings_snapshot_source(struct hook_owner *owner, con
 void bindings_unlock(struct hook_owner *owner, const struct ao_hook *hook, size_t binding)
 {
         struct hook_bindings *hb = bindings_of(owner, hook);
-        if (hb && binding < hb->n)
+        if (hb && binding < hb->n && hb->monitors[binding])
                 hb->unlocked[binding] = true;
 }
 
@@ -198,6 +225,18 @@ static void hook_bindings_free(struct hook_owner *owner)
                 free(set[i].unlocked);
         }
         free(set);
+}
+
+struct ao_snapshot_source bindings_run_snapshot_source(struct operator_state *op, struct hook_owner *owner,
+                                                       const struct ao_hook *hook)
+{
+        /* Without a cluster no binding ever starts, and each hook said so when it was loaded. */
+        if (!op->kube || hook->config.n_kubernetes == 0)
+                return (struct ao_snapshot_source){0};
+        /* A stopped owner's runs read too: its bindings, without monitors, tell of it. */
+        if (!owner->kube)
+                owner->kube = hook_bindings_new(op, owner);
+        return (struct ao_snapshot_source){.write = write_run_snapshot, .userdata = bindings_of(owner, hook)};
 }
 
 /* Start what is not running yet. Returns < 0 when a binding's kind is unknown. */

@@ -360,6 +360,7 @@ static void discovery_finish(struct discovery *d)
                         tasks_push_module_delete(t, &m->items[i], reason);
         for (size_t i = 0; i < m->n; i++)
                 m->items[i].enabled = d->enabled[i];
+        op_metrics_modules_state(op);
         struct ao_error err = {0};
         if (op->releases->list(op, on_releases_listed, d, &err) < 0) {
                 ao_log(AO_LOG_ERROR, "cannot list releases to purge: %s", err.msg);

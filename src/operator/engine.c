@@ -4,10 +4,16 @@
  * and what happens when a task leaves its queue. Handlers never call each other; they queue
  * work through tasks.c.
  */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ao/alloc.h"
 #include "ao/log.h"
 #include "ao/queue.h"
 #include "ao/reactor.h"
 #include "internal.h"
+
+#define QUEUE_SAMPLE_USEC (5 * AO_USEC_PER_SEC)
 
 typedef void task_handler(struct operator_state *op, struct ao_task *t);
 
@@ -61,6 +67,77 @@ static void compact_binding_contexts(struct cJSON *contexts, void *userdata)
         ao_binding_contexts_combine(contexts, NULL);
 }
 
+/* ---- sampling: tasks_queue_length and tasks_queue_head_info ------------------------------------ */
+
+/* The Go operator's names of the task types, as tasks_queue_head_info reports them. */
+static const char *const type_names[_TASK_TYPE_MAX] = {
+    [TASK_GLOBAL_HOOK_RUN] = "GlobalHookRun",
+    [TASK_MODULE_HOOK_RUN] = "ModuleHookRun",
+    [TASK_CONVERGE] = "ConvergeModules",
+    [TASK_MODULE_RUN] = "ModuleRun",
+    [TASK_MODULE_DELETE] = "ModuleDelete",
+    [TASK_MODULE_PURGE] = "ModulePurge",
+    [TASK_KUBE_SYNC] = "GlobalHookEnableKubernetesBindings",
+    [TASK_MODULE_GROUP_RUN] = "ParallelModuleRun",
+};
+
+static bool any_task(const struct ao_task *t, void *userdata)
+{
+        (void) t, (void) userdata;
+        return true;
+}
+
+/*
+ * What @t is about. A group run names no module, as the Go operator reports its
+ * ParallelModuleRun, so that joins on the module label find only a module's own tasks.
+ */
+static struct queue_head head_of(struct ao_queue *q, const struct ao_task *t)
+{
+        struct queue_head h = {
+            .queue = ao_queue_name(q), .module = "", .task_type = type_names[ao_task_type(t)], .hook = ""};
+        switch ((enum task_type) ao_task_type(t)) {
+        case TASK_GLOBAL_HOOK_RUN:
+        case TASK_MODULE_HOOK_RUN: {
+                const struct hook_task *ht = ao_task_payload(t);
+                const char *module = hook_owner_module_name(ht->owner);
+                h.module = module ? module : "";
+                h.hook = ht->hook->name;
+                break;
+        }
+        case TASK_MODULE_RUN:
+        case TASK_MODULE_DELETE:
+        case TASK_MODULE_PURGE: {
+                const struct module_task *mt = ao_task_payload(t);
+                h.module = mt->module ? mt->module->name : mt->release;
+                break;
+        }
+        default:
+                break;
+        }
+        return h;
+}
+
+static void sample_queues(struct operator_state *op)
+{
+        op_metrics_sample_queues(op);
+        size_t n = 0, n_queues = ao_queues_count(op->queues);
+        struct queue_head *heads = ao_xcalloc(n_queues + 1, sizeof(*heads));
+        for (size_t i = 0; i < n_queues; i++) {
+                struct ao_queue *q = ao_queues_at(op->queues, i);
+                struct ao_task *t = ao_queue_find(q, true, any_task, NULL);
+                if (t)
+                        heads[n++] = head_of(q, t);
+        }
+        op_metrics_queue_heads(op, heads, n);
+        free(heads);
+}
+
+static int on_queue_sample(struct ao_source *s, uint64_t now, void *userdata)
+{
+        sample_queues(userdata);
+        return ao_source_set_time(s, now + QUEUE_SAMPLE_USEC);
+}
+
 int engine_start(struct operator_state *op, struct ao_error *reterr)
 {
         struct ao_queues_options options = {
@@ -70,5 +147,18 @@ int engine_start(struct operator_state *op, struct ao_error *reterr)
             .userdata = op,
             .retry_scale = op->settings->retry_delay_scale,
         };
-        return ao_queues_new(op->reactor, &options, &op->queues, reterr);
+        int r = ao_queues_new(op->reactor, &options, &op->queues, reterr);
+        if (r < 0)
+                return r;
+        r = ao_reactor_add_time_relative(op->reactor, &op->queue_sampler, QUEUE_SAMPLE_USEC, on_queue_sample,
+                                         op);
+        if (r < 0)
+                return ao_error_set(reterr, r, "cannot arm the queue sampling timer: %s", strerror(-r));
+        return 0;
+}
+
+void engine_done(struct operator_state *op)
+{
+        op->queue_sampler = ao_source_free(op->queue_sampler);
+        op->queues = ao_queues_free(op->queues);
 }

@@ -58,7 +58,7 @@ void hook_task_handle(struct operator_state *op, struct ao_task *t)
         if (ht->kube_sync)
                 bindings_unlock(ht->owner, ht->hook, ht->kube_binding);
         /* The snapshots, and a Synchronization's objects, as they are when the run starts. */
-        struct ao_snapshot_source src = bindings_snapshot_source(ht->owner, ht->hook);
+        struct ao_snapshot_source src = bindings_run_snapshot_source(op, ht->owner, ht->hook);
         if (hook_call(op, ht->owner, ht->hook, &info, ao_task_binding_contexts(t), &src, on_task_hook_done,
                       tc) < 0) {
                 free(tc);

@@ -29,7 +29,7 @@
  *   module-run.c       handler: TASK_MODULE_RUN, TASK_MODULE_DELETE, TASK_MODULE_PURGE
  *   module-group.c     handler: TASK_MODULE_GROUP_RUN (the modules of one order at once)
  *   global-sync.c      handler: TASK_KUBE_SYNC (the global hooks' Synchronization)
- *   engine.c           the handler table and the queues
+ *   engine.c           the handler table and the queues, sampled for their metrics
  *   state-api.c        answers about the state: the debug socket, /status/converge
  *   lifecycle.c        start-up, config changes and tear-down
  *   start.c            the `start` command: the reactor, processes, the runner, then the lifecycle
@@ -184,6 +184,7 @@ struct operator_state {
         struct ao_metrics *metrics;       /* owned: the operator's metrics (/metrics) */
         struct ao_metrics *hook_metrics;  /* owned: metrics hooks write (/metrics/hooks) */
         struct operator_metrics *om;      /* owned: families and timers (op-metrics.c) */
+        struct ao_source *queue_sampler;  /* owned: queue length and head every 5 s (engine.c) */
         struct ao_http *http;             /* owned: the HTTP server thread */
         struct ao_source *sighup;         /* owned: SIGHUP reloads all modules */
         struct kube_state *kube;          /* owned: the cluster session (cluster.c); NULL without a cluster */
@@ -208,9 +209,26 @@ struct hook_run_info {
         bool allow_failure;
 };
 
+/* The first task of a queue, in the Go operator's terms ("" where a label does not apply). */
+struct queue_head {
+        const char *queue;
+        const char *module; /* "" for global hooks, converges and a ParallelModuleRun */
+        const char *task_type;
+        const char *hook;
+};
+
 int op_metrics_init(struct operator_state *op);
 void op_metrics_done(struct operator_state *op);
+/** tasks_queue_length of every queue. */
 void op_metrics_sample_queues(struct operator_state *op);
+/** tasks_queue_head_info: exactly @heads (@n of them, one per queue that has a task). */
+void op_metrics_queue_heads(struct operator_state *op, const struct queue_head *heads, size_t n);
+/** mm_module_info: every module with its enabled state from the last discovery. */
+void op_metrics_modules_state(struct operator_state *op);
+/** mm_module_maintenance: the modules @config (the ConfigMap or config file data) puts in maintenance. */
+void op_metrics_maintenance(struct operator_state *op, const struct cJSON *config);
+/** binding_monitor_missing_total: a run read the snapshot of @binding, whose monitor is not running. */
+void op_metrics_binding_monitor_missing(struct operator_state *op, const char *binding);
 void op_metrics_hook_run(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
                          const struct hook_run_info *info, const struct ao_proc_result *r, bool ok);
 void op_metrics_task_wait(struct operator_state *op, const struct module *mod, const struct ao_hook *hook,
@@ -229,7 +247,7 @@ void op_metrics_helm_operation(struct operator_state *op, const struct module *m
 void op_metrics_helm_redeployed(struct operator_state *op, const struct module *mod);
 void op_metrics_absent_resource(struct operator_state *op, const struct module *mod, const char *resource);
 void op_metrics_module_delete_failed(struct operator_state *op, const struct module *mod);
-/** Drop every series of @module (it was deleted or purged). */
+/** Drop the series of @module's runs and hooks (it was deleted or purged); its state stays. */
 void op_metrics_module_gone(struct operator_state *op, const char *module);
 void op_metrics_binding_count(struct operator_state *op, const struct module *mod,
                               const struct ao_hook *hooks, size_t n);
@@ -580,8 +598,14 @@ void bindings_done(struct operator_state *op);
 struct cJSON *bindings_sync_contexts(struct hook_owner *owner, size_t hook_index, size_t binding);
 /** From now on, events of that binding become hook runs. */
 void bindings_unlock(struct hook_owner *owner, const struct ao_hook *hook, size_t binding);
-/** Where @hook's snapshots come from (empty without monitors). */
+/** Where @hook's snapshots come from (empty without monitors), for the debug routes. */
 struct ao_snapshot_source bindings_snapshot_source(struct hook_owner *owner, const struct ao_hook *hook);
+/**
+ * The same for a run of @hook, which reads them when it starts: a binding without a running
+ * monitor is logged and counted (binding_monitor_missing_total), with a cluster.
+ */
+struct ao_snapshot_source bindings_run_snapshot_source(struct operator_state *op, struct hook_owner *owner,
+                                                       const struct ao_hook *hook);
 /**
  * Queue a Synchronization run for every binding of @owner that executes one (waiting ones right
  * after @after when given, the others in their queues), unlocking those that do not.
@@ -689,8 +713,13 @@ void global_sync_handle(struct operator_state *op, struct ao_task *t);
 
 /* ---- engine.c ------------------------------------------------------------------------------------- */
 
-/** The queues, their handler table and what happens when a task leaves. */
+/**
+ * The queues, their handler table, what happens when a task leaves, and the sampling of their
+ * length and head task every 5 s.
+ */
 int engine_start(struct operator_state *op, struct ao_error *reterr);
+/** Drop every task and the sampling timer. */
+void engine_done(struct operator_state *op);
 
 /* ---- lifecycle.c ---------------------------------------------------------------------------------- */
 

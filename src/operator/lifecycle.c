@@ -85,6 +85,7 @@ static void on_config_change(const cJSON *data, void *userdata)
         }
         cJSON *old = cJSON_Duplicate(ao_values_store_config(op->values), true);
         ao_values_store_set_config(op->values, data);
+        op_metrics_maintenance(op, data);
         if (needs_reload(old, data)) {
                 ao_log(AO_LOG_INFO, "config changed: global values or enabled flags, reloading all modules");
                 tasks_request_converge(op, "ConfigChanged");
@@ -311,6 +312,8 @@ int lifecycle_start(struct operator_state *op)
                 r = lead(op, &err);
         if (r >= 0)
                 r = open_config(op, &err);
+        if (r >= 0)
+                op_metrics_maintenance(op, ao_values_store_config(op->values));
         if (r >= 0 && op->kube)
                 r = release_state_open(op, release_monitor_release_changed, &err);
         if (r >= 0)
@@ -335,7 +338,7 @@ void lifecycle_done(struct operator_state *op)
         /* The HTTP thread asks the main thread about this state: stop it first. */
         op->http = ao_http_stop(op->http);
         op->sighup = ao_source_free(op->sighup);
-        op->queues = ao_queues_free(op->queues);
+        engine_done(op);
         for (size_t i = 0; i < op->modules.n; i++)
                 schedules_disable(&op->modules.items[i].owner);
         schedules_disable(&op->global);

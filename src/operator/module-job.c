@@ -181,7 +181,7 @@ static bool run_next_hook(struct module_job *j)
         struct ao_hook *hook = j->hooks[j->next];
         enum ao_binding_type type = binding_of(j->step);
         cJSON *contexts = cJSON_CreateArray();
-        struct ao_snapshot_source src = bindings_snapshot_source(&j->mod->owner, hook);
+        struct ao_snapshot_source src = bindings_run_snapshot_source(j->op, &j->mod->owner, hook);
         cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type));
         struct hook_run_info info = {.binding_name = ao_binding_type_to_string(type),
                                      .queue = AO_QUEUE_MAIN,
@@ -217,7 +217,7 @@ static bool run_next_sync(struct module_job *j)
         const struct ao_kubernetes_binding *b = &hook->config.kubernetes[sr->binding];
         bindings_unlock(owner, hook, sr->binding);
         cJSON *contexts = bindings_sync_contexts(owner, sr->hook_index, sr->binding);
-        struct ao_snapshot_source src = bindings_snapshot_source(owner, hook);
+        struct ao_snapshot_source src = bindings_run_snapshot_source(j->op, owner, hook);
         struct hook_run_info info = {.binding_name = b->name,
                                      .queue = AO_QUEUE_MAIN,
                                      .activation = "Kubernetes",

@@ -8,6 +8,8 @@
  */
 #include <sys/resource.h>
 
+#include <cjson/cJSON.h>
+
 #include "ao/alloc.h"
 #include "ao/log.h"
 #include "ao/metric-ops.h"
@@ -17,8 +19,7 @@
 #include "ao/reactor.h"
 #include "internal.h"
 
-#define LIVE_TICK_USEC    (10 * AO_USEC_PER_SEC)
-#define QUEUE_SAMPLE_USEC (5 * AO_USEC_PER_SEC)
+#define LIVE_TICK_USEC (10 * AO_USEC_PER_SEC)
 
 /* A hook's series: the same labels for every family of one hook kind. */
 enum hook_family {
@@ -50,8 +51,11 @@ struct operator_metrics {
         struct ao_metric_family *binding_count;
         struct ao_metric_family *config_errors;
         struct ao_metric_family *parallel_runs;
+        struct ao_metric_family *module_info;        /* mm_module_info */
+        struct ao_metric_family *module_maintenance; /* mm_module_maintenance */
+        struct ao_metric_family *queue_head;         /* tasks_queue_head_info */
+        struct ao_metric_family *monitor_missing;    /* binding_monitor_missing_total */
         struct ao_source *ticks;
-        struct ao_source *queue_sampler;
 };
 
 static const char *const global_hook_labels[] = {"hook", "binding", "activation", "queue", NULL};
@@ -133,13 +137,6 @@ static int on_live_tick(struct ao_source *s, uint64_t now, void *userdata)
         return ao_source_set_time(s, now + LIVE_TICK_USEC);
 }
 
-static int on_queue_sample(struct ao_source *s, uint64_t now, void *userdata)
-{
-        struct operator_state *op = userdata;
-        op_metrics_sample_queues(op);
-        return ao_source_set_time(s, now + QUEUE_SAMPLE_USEC);
-}
-
 void op_metrics_sample_queues(struct operator_state *op)
 {
         for (size_t i = 0; op->queues && i < ao_queues_count(op->queues); i++) {
@@ -147,6 +144,74 @@ void op_metrics_sample_queues(struct operator_state *op)
                 const char *labels[] = {ao_queue_name(q)};
                 ao_metric_set(op->om->queue_length, labels, (double) ao_queue_length(q));
         }
+}
+
+void op_metrics_queue_heads(struct operator_state *op, const struct queue_head *heads, size_t n)
+{
+        const char **values = ao_xcalloc(4 * n + 1, sizeof(*values));
+        const char *const **rows = ao_xcalloc(n + 1, sizeof(*rows));
+        for (size_t i = 0; i < n; i++) {
+                const char **v = &values[4 * i];
+                v[0] = heads[i].queue;
+                v[1] = heads[i].module;
+                v[2] = heads[i].task_type;
+                v[3] = heads[i].hook;
+                rows[i] = v;
+        }
+        ao_metric_replace(op->om->queue_head, rows, n, 1);
+        free(rows);
+        free(values);
+}
+
+/*
+ * Module states: one family for every module directory, whether it runs or not, and one for the
+ * modules in maintenance. They describe the module, not its runs, so a delete keeps them.
+ */
+static void create_module_state_families(struct operator_state *op, struct operator_metrics *om)
+{
+        static const char *const info_labels[] = {"module", "enabled", "critical", NULL};
+        static const char *const maintenance_labels[] = {"module", "state", NULL};
+        om->module_info =
+            family(op, "mm_module_info", AO_METRIC_GAUGE,
+                   "Every module: 1, with its enabled state from the last discovery", info_labels);
+        om->module_maintenance = family(op, "mm_module_maintenance", AO_METRIC_GAUGE,
+                                        "Modules whose config puts them in maintenance", maintenance_labels);
+}
+
+void op_metrics_modules_state(struct operator_state *op)
+{
+        size_t n = op->modules.n;
+        const char **values = ao_xcalloc(3 * n + 1, sizeof(*values));
+        const char *const **rows = ao_xcalloc(n + 1, sizeof(*rows));
+        for (size_t i = 0; i < n; i++) {
+                const char **v = &values[3 * i];
+                v[0] = op->modules.items[i].name;
+                v[1] = op->modules.items[i].enabled ? "true" : "false";
+                /* Every module runs in the order groups: the Go operator's file-system loader marks them all critical. */
+                v[2] = "true";
+                rows[i] = v;
+        }
+        ao_metric_replace(op->om->module_info, rows, n, 1);
+        free(rows);
+        free(values);
+}
+
+void op_metrics_maintenance(struct operator_state *op, const cJSON *config)
+{
+        size_t n = 0;
+        const char **values = ao_xcalloc(2 * op->modules.n + 1, sizeof(*values));
+        const char *const **rows = ao_xcalloc(op->modules.n + 1, sizeof(*rows));
+        for (size_t i = 0; i < op->modules.n; i++) {
+                if (!modules_in_maintenance(&op->modules.items[i], config))
+                        continue;
+                const char **v = &values[2 * n];
+                v[0] = op->modules.items[i].name;
+                v[1] = "NoResourceReconciliation";
+                rows[n++] = v;
+        }
+        ao_metric_replace(op->om->module_maintenance, rows, n, 1);
+        free(rows);
+        free(values);
 }
 
 int op_metrics_init(struct operator_state *op)
@@ -157,6 +222,8 @@ int op_metrics_init(struct operator_state *op)
         static const char *const module_hook[] = {"module", "hook", NULL};
         static const char *const queue[] = {"queue", NULL};
         static const char *const wait_labels[] = {"module", "hook", "binding", "queue", NULL};
+        static const char *const head_labels[] = {"queue", "module", "task_type", "hook", NULL};
+        static const char *const binding_label[] = {"binding", NULL};
         op->metrics = ao_metrics_new(op->settings->metrics_prefix);
         /* Every metric the operator exports is listed from the start, those without data yet too. */
         ao_metrics_set_show_empty(op->metrics, true);
@@ -196,19 +263,21 @@ int op_metrics_init(struct operator_state *op)
         om->parallel_runs = family(op, "parallel_module_runs", AO_METRIC_GAUGE,
                                    "Module runs of one order running at once in a parallel group", NULL);
         ao_metric_set(om->parallel_runs, NULL, 0);
-        int r = ao_reactor_add_time_relative(op->reactor, &om->ticks, LIVE_TICK_USEC, on_live_tick, op);
-        if (r >= 0)
-                r = ao_reactor_add_time_relative(op->reactor, &om->queue_sampler, QUEUE_SAMPLE_USEC,
-                                                 on_queue_sample, op);
-        return r;
+        om->queue_head = family(op, "tasks_queue_head_info", AO_METRIC_GAUGE,
+                                "The first task of each queue that has one: 1", head_labels);
+        om->monitor_missing = family(
+            op, "binding_monitor_missing_total", AO_METRIC_COUNTER,
+            "Snapshot reads for a hook run of a kubernetes binding without a running monitor (the run got "
+            "an empty list)",
+            binding_label);
+        create_module_state_families(op, om);
+        return ao_reactor_add_time_relative(op->reactor, &om->ticks, LIVE_TICK_USEC, on_live_tick, op);
 }
 
 void op_metrics_done(struct operator_state *op)
 {
-        if (op->om) {
+        if (op->om)
                 op->om->ticks = ao_source_free(op->om->ticks);
-                op->om->queue_sampler = ao_source_free(op->om->queue_sampler);
-        }
         free(op->om);
         op->om = NULL;
         op->metrics = ao_metrics_free(op->metrics);
@@ -317,7 +386,8 @@ void op_metrics_module_delete_failed(struct operator_state *op, const struct mod
 
 void op_metrics_module_gone(struct operator_state *op, const char *module)
 {
-        (void) ao_metrics_remove_series(op->metrics, "module", module);
+        struct ao_metric_family *const states[] = {op->om->module_info, op->om->module_maintenance};
+        (void) ao_metrics_remove_series_except(op->metrics, "module", module, states, AO_ARRAY_SIZE(states));
         (void) ao_metrics_remove_series(op->hook_metrics, "module", module);
 }
 
@@ -341,4 +411,10 @@ void op_metrics_config_error(struct operator_state *op)
 void op_metrics_parallel_runs(struct operator_state *op, size_t running)
 {
         ao_metric_set(op->om->parallel_runs, NULL, (double) running);
+}
+
+void op_metrics_binding_monitor_missing(struct operator_state *op, const char *binding)
+{
+        const char *labels[] = {binding};
+        ao_metric_add(op->om->monitor_missing, labels, 1);
 }

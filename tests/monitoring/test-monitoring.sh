@@ -13,7 +13,7 @@ trap 'kill -9 "${OP_PID:-0}" 2>/dev/null; rm -rf "$work"' EXIT
 
 out=$(promtool check rules "$src/deploy/monitoring/alerts.yaml" 2>&1)
 ok $? "promtool check rules"
-like "$out" "SUCCESS: 8 rules found" "eight alert rules"
+like "$out" "SUCCESS: 9 rules found" "nine alert rules"
 out=$(cd "$src/tests/monitoring" && promtool test rules alerts-test.yaml 2>&1)
 ok $? "promtool test rules: every alert's unit test passes"
 tested=$(grep -o 'alertname: [A-Za-z]*' "$src/tests/monitoring/alerts-test.yaml" | sort -u | cut -d' ' -f2)

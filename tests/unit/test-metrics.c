@@ -255,6 +255,46 @@ static void test_remove_series(void)
         ao_metrics_free(m);
 }
 
+static void test_remove_series_except(void)
+{
+        struct ao_metrics *m = ao_metrics_new("x_");
+        const char *const mo[] = {"module", NULL};
+        struct ao_metric_family *runs = ao_metrics_family(m, "runs", AO_METRIC_COUNTER, "R", mo, NULL, 0);
+        struct ao_metric_family *info = ao_metrics_family(m, "info", AO_METRIC_GAUGE, "I", mo, NULL, 0);
+
+        ao_metric_add(runs, (const char *const[]){"one"}, 1);
+        ao_metric_set(info, (const char *const[]){"one"}, 1);
+        tap_is_int(ao_metrics_remove_series_except(m, "module", "one", &info, 1), 1,
+                   "remove_series_except: only the family not kept loses its series");
+        is_format(m, "# HELP x_info I\n# TYPE x_info gauge\nx_info{module=\"one\"} 1\n",
+                  "remove_series_except: the kept family's series stays");
+        ao_metrics_free(m);
+}
+
+static void test_replace(void)
+{
+        struct ao_metrics *m = ao_metrics_new("x_");
+        const char *const qm[] = {"queue", "module", NULL};
+        struct ao_metric_family *head = ao_metrics_family(m, "head", AO_METRIC_GAUGE, "H", qm, NULL, 0);
+
+        const char *const main_a[] = {"main", "a"}, *const side_b[] = {"side", "b"},
+                          *const main_c[] = {"main", "c"};
+        ao_metric_replace(head, (const char *const *const[]){main_a, side_b}, 2, 1);
+        is_format(m,
+                  "# HELP x_head H\n# TYPE x_head gauge\n"
+                  "x_head{queue=\"main\",module=\"a\"} 1\n"
+                  "x_head{queue=\"side\",module=\"b\"} 1\n",
+                  "replace: the rows, each with the value");
+        ao_metric_replace(head, (const char *const *const[]){main_c}, 1, 1);
+        is_format(m, "# HELP x_head H\n# TYPE x_head gauge\nx_head{queue=\"main\",module=\"c\"} 1\n",
+                  "replace: series not in the new rows are gone");
+        ao_metric_replace(head, (const char *const *const[]){main_c}, 1, 2);
+        tap_ok(ao_metric_value(head, main_c) == 2, "replace: a row already there takes the new value");
+        ao_metric_replace(head, NULL, 0, 1);
+        tap_is_int(ao_metrics_count_series(m), 0, "replace with no rows: no series");
+        ao_metrics_free(m);
+}
+
 /* ---- hook metrics ------------------------------------------------------------------------------------ */
 
 #define HOOK1_RUN1                                                                                    \
@@ -726,6 +766,8 @@ int main(void)
         test_kept_text();
         test_exposition();
         test_remove_series();
+        test_remove_series_except();
+        test_replace();
         test_documentation_example();
         test_conflicts();
         test_operator_labels();
