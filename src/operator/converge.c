@@ -5,7 +5,8 @@
  *
  *   BEFORE_ALL  push the global beforeAll hook runs
  *   DISCOVER    enabled flags, enabled scripts, hooks of newly enabled
- *               modules; push module runs, deletes and purges
+ *               modules; push the CRDs of newly enabled modules (with a
+ *               cluster), module runs, deletes and purges
  *   AFTER_ALL   remember the global values, push the afterAll hook runs
  *   CHECK       values changed by afterAll: start over at BEFORE_ALL;
  *               else done
@@ -345,6 +346,18 @@ static void push_module_runs(struct discovery *d, struct ao_task *t, const char 
         free(group);
 }
 
+/*
+ * Before any module run, as the Go operator's ModuleEnsureCRDs tasks: the crds/ of every enabled
+ * module whose CRDs did not go to the cluster since it was enabled.
+ */
+static void push_module_crds(struct discovery *d, struct ao_task *t, const char *reason)
+{
+        struct modules *m = &d->op->modules;
+        for (size_t i = 0; d->op->kube && i < m->n; i++)
+                if (d->enabled[i] && !m->items[i].crds_applied && modules_has_crds(&m->items[i]))
+                        tasks_push_module_ensure_crds(t, &m->items[i], reason);
+}
+
 /* Steps 5-7 in the documented order: run the enabled, delete the newly disabled, purge the orphaned. */
 static void discovery_finish(struct discovery *d)
 {
@@ -354,6 +367,7 @@ static void discovery_finish(struct discovery *d)
         const char *reason = ((struct converge_task *) ao_task_payload(t))->reason;
         set_enabled_modules(op, d->so_far, d->n_so_far);
         ao_log(AO_LOG_INFO, "modules discovered: %zu of %zu enabled", d->n_so_far, m->n);
+        push_module_crds(d, t, reason);
         push_module_runs(d, t, reason);
         for (size_t i = m->n; i-- > 0;)
                 if (!d->enabled[i] && m->items[i].enabled)

@@ -18,10 +18,15 @@
 typedef void task_handler(struct operator_state *op, struct ao_task *t);
 
 static task_handler *const handlers[_TASK_TYPE_MAX] = {
-    [TASK_GLOBAL_HOOK_RUN] = hook_task_handle,   [TASK_MODULE_HOOK_RUN] = hook_task_handle,
-    [TASK_CONVERGE] = converge_handle,           [TASK_MODULE_RUN] = module_run_handle,
-    [TASK_MODULE_DELETE] = module_delete_handle, [TASK_MODULE_PURGE] = module_purge_handle,
-    [TASK_KUBE_SYNC] = global_sync_handle,       [TASK_MODULE_GROUP_RUN] = module_group_handle,
+    [TASK_GLOBAL_HOOK_RUN] = hook_task_handle,
+    [TASK_MODULE_HOOK_RUN] = hook_task_handle,
+    [TASK_CONVERGE] = converge_handle,
+    [TASK_MODULE_RUN] = module_run_handle,
+    [TASK_MODULE_DELETE] = module_delete_handle,
+    [TASK_MODULE_PURGE] = module_purge_handle,
+    [TASK_KUBE_SYNC] = global_sync_handle,
+    [TASK_MODULE_GROUP_RUN] = module_group_handle,
+    [TASK_MODULE_ENSURE_CRDS] = module_crds_handle,
 };
 
 static void handle_task(struct ao_task *t, void *userdata)
@@ -79,6 +84,7 @@ static const char *const type_names[_TASK_TYPE_MAX] = {
     [TASK_MODULE_PURGE] = "ModulePurge",
     [TASK_KUBE_SYNC] = "GlobalHookEnableKubernetesBindings",
     [TASK_MODULE_GROUP_RUN] = "ParallelModuleRun",
+    [TASK_MODULE_ENSURE_CRDS] = "ModuleEnsureCRDs",
 };
 
 static bool any_task(const struct ao_task *t, void *userdata)
@@ -106,7 +112,8 @@ static struct queue_head head_of(struct ao_queue *q, const struct ao_task *t)
         }
         case TASK_MODULE_RUN:
         case TASK_MODULE_DELETE:
-        case TASK_MODULE_PURGE: {
+        case TASK_MODULE_PURGE:
+        case TASK_MODULE_ENSURE_CRDS: {
                 const struct module_task *mt = ao_task_payload(t);
                 h.module = mt->module ? mt->module->name : mt->release;
                 break;

@@ -8,6 +8,7 @@
  *
  *   hook-owner.c       the hooks of one owner (global or a module) and their throttles
  *   modules.c          the module directories: names, order, values.yaml files, schemas
+ *   api-versions.c     the kinds the modules' CRDs serve, as /global/discovery/apiVersions
  *   config-file.c      the config file store (ao_config_file: config-file.h), watched with inotify
  *   op-metrics.c       the operator's metric families and what it observes
  *   tasks.c            every task type's payload and constructor, and the idempotent requests
@@ -27,6 +28,7 @@
  *   hook-task.c        handler: TASK_GLOBAL_HOOK_RUN, TASK_MODULE_HOOK_RUN
  *   converge.c         handler: TASK_CONVERGE ("reload all modules")
  *   module-run.c       handler: TASK_MODULE_RUN, TASK_MODULE_DELETE, TASK_MODULE_PURGE
+ *   module-crds.c      handler: TASK_MODULE_ENSURE_CRDS (a newly enabled module's crds/)
  *   module-group.c     handler: TASK_MODULE_GROUP_RUN (the modules of one order at once)
  *   global-sync.c      handler: TASK_KUBE_SYNC (the global hooks' Synchronization)
  *   engine.c           the handler table and the queues, sampled for their metrics
@@ -129,7 +131,7 @@ struct module {
         struct hook_owner owner; /* its hooks, once loaded */
         bool enabled;            /* by the last discovery */
         bool started;            /* a module run succeeded since it was enabled: onStartup done */
-        bool crds_applied;       /* crds/ went to the cluster since the module was enabled */
+        bool crds_applied;       /* crds/ went to the cluster since the module was enabled (module-crds.c) */
         unsigned busy;           /* its module run or hooks running now (the release monitor waits) */
         bool isolated; /* ADDON_OPERATOR_ISOLATE_FAILING_MODULES: its failed run retries in its own queue */
         struct release_monitor *monitor; /* owned: release auto-healing (release-monitor.c), with a cluster */
@@ -154,6 +156,8 @@ struct module *modules_find(struct modules *m, const char *name);
  * "NoResourceReconciliation": its release is neither upgraded nor healed while it does.
  */
 bool modules_in_maintenance(const struct module *mod, const struct cJSON *config);
+/** Whether @mod has a crds/ directory (its CRDs go to the cluster when it is enabled, with one). */
+bool modules_has_crds(const struct module *mod);
 
 /* ---- the operator ----------------------------------------------------------------------------- */
 
@@ -179,8 +183,10 @@ struct operator_state {
         struct hook_owner global; /* the global hooks */
 
         struct modules modules;
-        struct ao_values_store *values;   /* owned: every values section (values-store.h) */
-        char **enabled_modules;           /* owned, NULL-terminated: enabled modules in run order */
+        struct ao_values_store *values; /* owned: every values section (values-store.h) */
+        struct cJSON
+            *crd_api_versions;  /* owned: sorted "group/version/Kind" of the CRDs applied (api-versions.c) */
+        char **enabled_modules; /* owned, NULL-terminated: enabled modules in run order */
         struct ao_metrics *metrics;       /* owned: the operator's metrics (/metrics) */
         struct ao_metrics *hook_metrics;  /* owned: metrics hooks write (/metrics/hooks) */
         struct operator_metrics *om;      /* owned: families and timers (op-metrics.c) */
@@ -198,6 +204,18 @@ struct operator_state {
         uint64_t converge_progress_usec; /* when the last progress line was logged */
         unsigned converges;
 };
+
+/* ---- api-versions.c ------------------------------------------------------------------------ */
+
+/** Add @kinds (taken: a JSON array of "group/version/Kind" strings) to op->crd_api_versions. */
+void api_versions_add(struct operator_state *op, struct cJSON *kinds);
+/**
+ * Set /global/discovery/apiVersions to op->crd_api_versions, as a values patch of the global
+ * section, when there is any: the end of a converge's CRD step. A global values schema that
+ * refuses it leaves the values as they are, with a warning naming the schema file.
+ */
+void api_versions_publish(struct operator_state *op);
+void api_versions_done(struct operator_state *op);
 
 /* ---- op-metrics.c ---------------------------------------------------------------------------- */
 
@@ -264,8 +282,9 @@ enum task_type {
         TASK_MODULE_RUN,
         TASK_MODULE_DELETE,
         TASK_MODULE_PURGE,
-        TASK_KUBE_SYNC,        /* global hooks: start the monitors, then queue the Synchronization runs */
-        TASK_MODULE_GROUP_RUN, /* the runs of several modules of one order, at once */
+        TASK_KUBE_SYNC,          /* global hooks: start the monitors, then queue the Synchronization runs */
+        TASK_MODULE_GROUP_RUN,   /* the runs of several modules of one order, at once */
+        TASK_MODULE_ENSURE_CRDS, /* a newly enabled module's crds/ to the cluster, before any module runs */
         _TASK_TYPE_MAX,
 };
 
@@ -366,6 +385,9 @@ bool tasks_module_run_pending(struct operator_state *op, const struct module *mo
 void tasks_push_module_run(struct ao_task *before, struct module *mod, const char *activation);
 void tasks_push_module_delete(struct ao_task *before, struct module *mod, const char *activation);
 void tasks_push_module_purge(struct ao_task *before, const char *release, const char *activation);
+void tasks_push_module_ensure_crds(struct ao_task *before, struct module *mod, const char *activation);
+/** Whether a TASK_MODULE_ENSURE_CRDS waits in main (the running task left out). */
+bool tasks_ensure_crds_pending(struct operator_state *op);
 /** The runs of @n modules of one order as one task that runs several at once (@mods copied). */
 void tasks_push_module_group(struct ao_task *before, struct module *const *mods, size_t n,
                              const char *activation);
@@ -426,11 +448,12 @@ int chart_values_file(const struct operator_state *op, const struct module *mod,
                       char **ret_path, struct ao_error *reterr);
 /**
  * The CRDs of <module>/crds (files not starting with an ADDON_OPERATOR_CRD_FILTER_PREFIXES
- * prefix, labelled with ADDON_OPERATOR_CRD_EXTRA_LABELS) as object patch operations (JSON);
- * returns 1 with @ret_text, 0 when there are none.
+ * prefix, labelled with ADDON_OPERATOR_CRD_EXTRA_LABELS) as object patch operations (JSON), and
+ * the "group/version/Kind" of every version they define (a JSON array); returns 1 with both,
+ * 0 when there are none.
  */
 int chart_crd_operations(const struct operator_state *op, const struct module *mod, char **ret_text,
-                         struct ao_error *reterr);
+                         struct cJSON **ret_kinds, struct ao_error *reterr);
 /**
  * What a render of @mod depends on, as an MD5 in @ret: the chart's files (@chart, symlinks
  * followed), @values as helm gets them, the release name, namespace @ns and @helm_version.
@@ -701,13 +724,14 @@ void module_job_delete(struct operator_state *op, const struct module_job_spec *
 /** How many module runs of one order may run at once: ADDON_OPERATOR_PARALLEL_MODULE_RUNS or the CPUs (>= 2). */
 size_t module_job_parallelism(const struct operator_state *op);
 
-/* ---- the handlers: hook-task.c, converge.c, module-run.c, module-group.c, global-sync.c ---------- */
+/* ---- the handlers: hook-task.c, converge.c, module-run.c, module-crds.c, module-group.c, global-sync.c */
 
 void hook_task_handle(struct operator_state *op, struct ao_task *t);
 void converge_handle(struct operator_state *op, struct ao_task *t);
 void module_run_handle(struct operator_state *op, struct ao_task *t);
 void module_delete_handle(struct operator_state *op, struct ao_task *t);
 void module_purge_handle(struct operator_state *op, struct ao_task *t);
+void module_crds_handle(struct operator_state *op, struct ao_task *t);
 void module_group_handle(struct operator_state *op, struct ao_task *t);
 void global_sync_handle(struct operator_state *op, struct ao_task *t);
 

@@ -354,6 +354,7 @@ void lifecycle_done(struct operator_state *op)
         hook_owner_done(&op->global);
         modules_done(&op->modules);
         op->values = ao_values_store_free(op->values);
+        api_versions_done(op);
         for (char **p = op->enabled_modules; p && *p; p++)
                 free(*p);
         free(op->enabled_modules);

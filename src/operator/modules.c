@@ -241,3 +241,9 @@ bool modules_in_maintenance(const struct module *mod, const cJSON *config)
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(config, key);
         return cJSON_IsString(v) && strcmp(v->valuestring, "NoResourceReconciliation") == 0;
 }
+
+bool modules_has_crds(const struct module *mod)
+{
+        _cleanup_free_ char *dir = ao_xasprintf("%s/crds", mod->dir);
+        return is_dir(dir);
+}

@@ -3,7 +3,8 @@
  * What helm is given for a module: the chart directory (the module
  * directory, or a generated chart when it has templates but no Chart.yaml),
  * the private values file, and the CRDs of its crds/ directory as
- * CreateOrUpdate operations for the object patcher.
+ * CreateOrUpdate operations for the object patcher, with the
+ * group/version/Kind each of them serves.
  */
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -275,8 +276,37 @@ static void add_labels(const struct ao_settings *s, cJSON *object)
         }
 }
 
-/* Each document of @path as a CreateOrUpdate operation in @ops; a document that is no CRD is an error. */
-static int add_crd_file(const struct ao_settings *s, const char *path, cJSON *ops, struct ao_error *reterr)
+/*
+ * "group/version/Kind" of every version @crd defines, in @kinds: the list the Go operator's CRD
+ * installer reports, served or not. A CRD without a group, kind or versions adds nothing (the API
+ * server refuses it anyway).
+ */
+static void add_crd_kinds(const cJSON *crd, cJSON *kinds)
+{
+        const cJSON *spec = cJSON_GetObjectItemCaseSensitive(crd, "spec");
+        const cJSON *group = cJSON_GetObjectItemCaseSensitive(spec, "group");
+        const cJSON *kind =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(spec, "names"), "kind");
+        if (!cJSON_IsString(group) || !*group->valuestring || !cJSON_IsString(kind) || !*kind->valuestring)
+                return;
+        const cJSON *version;
+        cJSON_ArrayForEach(version, cJSON_GetObjectItemCaseSensitive(spec, "versions"))
+        {
+                const cJSON *name = cJSON_GetObjectItemCaseSensitive(version, "name");
+                if (!cJSON_IsString(name) || !*name->valuestring)
+                        continue;
+                _cleanup_free_ char *gvk =
+                    ao_xasprintf("%s/%s/%s", group->valuestring, name->valuestring, kind->valuestring);
+                cJSON_AddItemToArray(kinds, cJSON_CreateString(gvk));
+        }
+}
+
+/*
+ * Each document of @path as a CreateOrUpdate operation in @ops, what it serves in @kinds; a
+ * document that is no CRD is an error.
+ */
+static int add_crd_file(const struct ao_settings *s, const char *path, cJSON *ops, cJSON *kinds,
+                        struct ao_error *reterr)
 {
         cJSON *docs = NULL;
         int r = ao_yaml_load_stream_file(path, &docs, reterr);
@@ -293,6 +323,7 @@ static int add_crd_file(const struct ao_settings *s, const char *path, cJSON *op
                         break;
                 }
                 add_labels(s, doc);
+                add_crd_kinds(doc, kinds);
                 cJSON *op = cJSON_CreateObject();
                 cJSON_AddStringToObject(op, "operation", "CreateOrUpdate");
                 cJSON_AddItemToObject(op, "object", cJSON_Duplicate(doc, true));
@@ -309,9 +340,10 @@ static int compare_names(const void *a, const void *b)
 }
 
 int chart_crd_operations(const struct operator_state *op, const struct module *mod, char **ret_text,
-                         struct ao_error *reterr)
+                         cJSON **ret_kinds, struct ao_error *reterr)
 {
         *ret_text = NULL;
+        *ret_kinds = NULL;
         _cleanup_free_ char *dir = ao_xasprintf("%s/crds", mod->dir);
         DIR *d = opendir(dir);
         if (!d)
@@ -330,12 +362,12 @@ int chart_crd_operations(const struct operator_state *op, const struct module *m
                 }
         closedir(d);
         qsort(names, n, sizeof(char *), compare_names);
-        cJSON *ops = cJSON_CreateArray();
+        cJSON *ops = cJSON_CreateArray(), *kinds = cJSON_CreateArray();
         int r = 0;
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *path = ao_xasprintf("%s/%s", dir, names[i]);
                 if (r >= 0)
-                        r = add_crd_file(op->settings, path, ops, reterr);
+                        r = add_crd_file(op->settings, path, ops, kinds, reterr);
                 free(names[i]);
         }
         free(names);
@@ -348,8 +380,11 @@ int chart_crd_operations(const struct operator_state *op, const struct module *m
                 ao_strbuf_appendf(&text, "%s\n", one);
         }
         cJSON_Delete(ops);
-        if (r >= 0 && text.len > 0)
+        if (r >= 0 && text.len > 0) {
                 *ret_text = ao_strbuf_steal(&text);
+                *ret_kinds = TAKE_PTR(kinds);
+        }
+        cJSON_Delete(kinds);
         ao_strbuf_done(&text);
         return r < 0 ? r : *ret_text != NULL;
 }

@@ -3,10 +3,10 @@
  * The release step with a cluster: the helm binary, one child per
  * operation, never blocking the loop.
  *
- * An upgrade goes: CRDs of crds/ (first run after the module is enabled) →
- * the release's last revision, from helm's storage objects (release-state.c)
- * or, while that watch is not there, `helm history` → decide → `helm upgrade
- * --install` or nothing. It upgrades when there is no release, when the last
+ * An upgrade goes: the release's last revision, from helm's storage
+ * objects (release-state.c) or, while that watch is not there, `helm
+ * history` → decide → `helm upgrade --install` or nothing (the module's
+ * CRDs went to the cluster before, module-crds.c). It upgrades when there is no release, when the last
  * revision is not "deployed", when the checksum recorded with the release
  * differs from the rendered manifest's, or when an object of the release is
  * missing from the cluster (release-monitor.c); otherwise the release is left
@@ -498,42 +498,6 @@ static void release_state(struct upgrade_job *j)
                 render(j);
 }
 
-static void on_crds_applied(const struct ao_error *error, void *userdata)
-{
-        struct upgrade_job *j = userdata;
-        if (error) {
-                _cleanup_free_ char *msg = ao_xasprintf("CRDs of '%s/crds': %s", j->mod->dir, error->msg);
-                job_fail(j, error->code, msg);
-                return;
-        }
-        j->mod->crds_applied = true;
-        release_state(j);
-}
-
-/* crds/ goes to the cluster before the first helm run after the module is enabled. */
-static void apply_crds(struct upgrade_job *j)
-{
-        struct operator_state *op = j->op;
-        _cleanup_free_ char *ops = NULL;
-        struct ao_error err = {0};
-        if (j->mod->crds_applied || !op->kube) {
-                release_state(j);
-                return;
-        }
-        int r = chart_crd_operations(op, j->mod, &ops, &err);
-        if (r < 0) {
-                job_fail(j, err.code, err.msg);
-                return;
-        }
-        if (r == 0) {
-                j->mod->crds_applied = true;
-                release_state(j);
-                return;
-        }
-        if (apply_operations(op, ops, on_crds_applied, j, &err) < 0)
-                job_fail(j, err.code, err.msg);
-}
-
 static int helm_binary_upgrade(struct operator_state *op, struct module *mod, const cJSON *values,
                                const char *activation, release_done *done, void *userdata,
                                struct ao_error *reterr)
@@ -565,7 +529,7 @@ static int helm_binary_upgrade(struct operator_state *op, struct module *mod, co
                 free(j);
                 return r;
         }
-        apply_crds(j);
+        release_state(j);
         return 0;
 }
 

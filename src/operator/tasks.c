@@ -163,7 +163,8 @@ void tasks_request_converge(struct operator_state *op, const char *reason)
 
 static const char *const module_task_names[] = {[TASK_MODULE_RUN] = "ModuleRun",
                                                 [TASK_MODULE_DELETE] = "ModuleDelete",
-                                                [TASK_MODULE_PURGE] = "ModulePurge"};
+                                                [TASK_MODULE_PURGE] = "ModulePurge",
+                                                [TASK_MODULE_ENSURE_CRDS] = "ModuleEnsureCRDs"};
 
 static struct ao_task_spec module_task_spec(enum task_type type, struct module *mod, const char *release,
                                             const char *activation, char **ret_description)
@@ -198,6 +199,22 @@ void tasks_push_module_delete(struct ao_task *before, struct module *mod, const 
 void tasks_push_module_purge(struct ao_task *before, const char *release, const char *activation)
 {
         push_module_task_before(before, TASK_MODULE_PURGE, NULL, release, activation);
+}
+
+void tasks_push_module_ensure_crds(struct ao_task *before, struct module *mod, const char *activation)
+{
+        push_module_task_before(before, TASK_MODULE_ENSURE_CRDS, mod, NULL, activation);
+}
+
+static bool is_ensure_crds(const struct ao_task *t, void *userdata)
+{
+        (void) userdata;
+        return ao_task_type(t) == TASK_MODULE_ENSURE_CRDS;
+}
+
+bool tasks_ensure_crds_pending(struct operator_state *op)
+{
+        return ao_queue_find(tasks_queue(op, AO_QUEUE_MAIN), false, is_ensure_crds, NULL) != NULL;
 }
 
 static bool is_run_of(const struct ao_task *t, void *userdata)

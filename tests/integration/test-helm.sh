@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # The release step with a cluster: the operator runs helm (tests/fakehelm/fake-helm, which records
 # every call and, with FAKE_HELM_KUBE, writes helm's storage Secrets and the release's objects) against
-# the fake API server. Exact command lines, the values file, CRDs from crds/, the generated chart of a
-# module without Chart.yaml, the release state from the storage Secrets (no history, list or get values),
+# the fake API server. Exact command lines, the values file, the generated chart of a module without
+# Chart.yaml, the release state from the storage Secrets (no history, list or get values),
 # no render when the input is unchanged (converge, restart), a release made by the Go operator,
 # de-duplication by checksum and by missing objects, pending and failed releases, purge with
 # HELM_IGNORE_RELEASE, delete on disable, failures and retries, version detection, metrics, and helm
-# history, get values and list while the storage Secrets cannot be listed.
+# history, get values and list while the storage Secrets cannot be listed. (crds/, which goes to the
+# cluster before the release step, and what it adds to the global values: test-global-discovery.sh.)
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/fakekube.sh"
@@ -56,7 +57,7 @@ storage_gets() { requests | jq -r 'select(.method=="GET" and (.watch|not)) | .pa
 
 # ---- modules -------------------------------------------------------------------------------------
 m="$work/modules"
-mkdir -p "$m/001-chart-mod/templates" "$m/001-chart-mod/crds" "$m/002-tpl-only/templates/sub" "$m/003-no-chart" \
+mkdir -p "$m/001-chart-mod/templates" "$m/002-tpl-only/templates/sub" "$m/003-no-chart" \
         "$m/004-go-made/templates"
 printf 'apiVersion: v2\nname: whatever-name\nversion: 0.1.0\n' >"$m/001-chart-mod/Chart.yaml"
 cat >"$m/001-chart-mod/templates/cm.yaml" <<'EOF'
@@ -68,22 +69,6 @@ data:
   replicas: "{{ .Values.chartMod.replicas }}"
 EOF
 printf 'chartMod:\n  replicas: 1\n' >"$m/001-chart-mod/values.yaml"
-cat >"$m/001-chart-mod/crds/widgets.yaml" <<'EOF'
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-  labels: {team: infra}
-spec:
-  group: example.com
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  scope: Namespaced
-  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
-EOF
-sed 's/widgets/docthings/g; s/Widget/Docthing/g; s/widget/docthing/g' "$m/001-chart-mod/crds/widgets.yaml" \
-        >"$m/001-chart-mod/crds/doc-things.yaml"
-sed 's/widgets/hiddens/g; s/Widget/Hidden/g; s/widget/hidden/g' "$m/001-chart-mod/crds/widgets.yaml" \
-        >"$m/001-chart-mod/crds/_hidden.yaml"
 cat >"$m/002-tpl-only/templates/sub/secret.yaml" <<'EOF'
 apiVersion: v1
 kind: Secret
@@ -127,7 +112,7 @@ start_op() {
                 GLOBAL_HOOKS_DIR="$work/none" ADDON_OPERATOR_TMP_DIR="$work/tmp" \
                 ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" \
                 ADDON_OPERATOR_RETRY_DELAY_SCALE=0.02 HELM_IGNORE_RELEASE=ours HELM_TIMEOUT=90s \
-                ADDON_OPERATOR_CRD_EXTRA_LABELS=owner=ao,tier=core LOG_NO_TIME=true "$@" -- start
+                LOG_NO_TIME=true "$@" -- start
 }
 start_op
 log_has "first converge done"
@@ -189,15 +174,6 @@ like "$go_input" '^[0-9a-f]{32}$' "its storage Secret carries moduleInputChecksu
 is "$(storage go-made)" "sh.helm.release.v1.go-made.v1 deployed" "go-made: still revision 1"
 is "$(requests | jq -r 'select(.method=="PATCH") | .path' | grep -c "$secrets/sh.helm.release.v1.go-made.v1")" 1 \
         "by one patch of the storage Secret"
-
-# CRDs.
-is "$(fk GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com | jq -cS '.metadata.labels')" \
-        '{"heritage":"addon-operator","owner":"ao","team":"infra","tier":"core"}' \
-        "crds/widgets.yaml is applied with heritage and the extra labels, its own labels kept"
-is "$(obj /apis/apiextensions.k8s.io/v1/customresourcedefinitions/docthings.example.com)" 404 \
-        "crds/doc-things.yaml is skipped (prefix doc-)"
-is "$(obj /apis/apiextensions.k8s.io/v1/customresourcedefinitions/hiddens.example.com)" 404 \
-        "crds/_hidden.yaml is skipped (prefix _)"
 
 # Purge.
 is "$(calls '"uninstall"')" '["uninstall","orphan","--timeout","90s","--namespace","ao","--kube-apiserver","'"$api"'"]' \
@@ -349,8 +325,6 @@ is "$(calls | sort)" '["history","no-chart","--max","1","--output","json","--nam
 ["uninstall","chart-mod","--timeout","90s","--namespace","ao","--kube-apiserver","'"$api"'"]' \
         "with helm uninstall alone (the storage Secrets say there is a release); for no-chart helm history confirms there is none"
 is "$(storage chart-mod)$(obj /api/v1/namespaces/ao/configmaps/chart-mod-cm)" "404" "the release is gone, its objects too"
-is "$(obj /apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com)" 200 \
-        "its CRDs stay"
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "the operator stops cleanly"
