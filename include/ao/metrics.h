@@ -7,7 +7,7 @@
  * A registry holds families (counter, gauge, histogram), each with a fixed
  * list of label names, and their series keyed by label values. Family names
  * get the registry's prefix ("addon_operator_") unless the family is
- * created raw (hook metrics are used as-is). Updates come from the main
+ * created raw (hook metrics are used as-is) or unprefixed. Updates come from the main
  * thread, scrapes from the HTTP thread: every family has its own lock, held
  * only for one update or while one family is formatted, so a scrape never
  * stalls the main loop for longer than formatting one family.
@@ -59,6 +59,15 @@ struct ao_metrics *ao_metrics_free(struct ao_metrics *m);
 struct ao_metric_family *ao_metrics_family(struct ao_metrics *m, const char *name, enum ao_metric_type type,
                                            const char *help, const char *const *label_names,
                                            const double *buckets, size_t n_buckets);
+
+/**
+ * As ao_metrics_family(), named @name as it is, without the registry's prefix: the few families
+ * whose names the Go operator fixes whatever its prefix (d8_telemetry_module_enabled). Main thread.
+ */
+struct ao_metric_family *ao_metrics_family_unprefixed(struct ao_metrics *m, const char *name,
+                                                      enum ao_metric_type type, const char *help,
+                                                      const char *const *label_names, const double *buckets,
+                                                      size_t n_buckets);
 
 /*
  * Updates. @label_values is in the family's label order, one per label name

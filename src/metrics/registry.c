@@ -188,6 +188,14 @@ struct ao_metric_family *ao_metrics_family(struct ao_metrics *m, const char *nam
         return metrics_family_raw(m, full_name, type, help, label_names, false, buckets, n_buckets);
 }
 
+struct ao_metric_family *ao_metrics_family_unprefixed(struct ao_metrics *m, const char *name,
+                                                      enum ao_metric_type type, const char *help,
+                                                      const char *const *label_names, const double *buckets,
+                                                      size_t n_buckets)
+{
+        return metrics_family_raw(m, name, type, help, label_names, false, buckets, n_buckets);
+}
+
 struct ao_metric_family **metrics_families_snapshot(struct ao_metrics *m, size_t *ret_n)
 {
         struct ao_metric_family **list = NULL;

@@ -124,6 +124,7 @@ struct module {
         char *hooks_root;  /* owned: <dir>/hooks */
         uint32_t order;
         char *enabled_script; /* owned: <dir>/enabled when it exists, else NULL */
+        char *chart_version;  /* owned: the version its Chart.yaml declares at start, "" without one */
         struct module_files
             *files; /* owned: its values.yaml and openapi/ until the values store takes them */
 
@@ -241,7 +242,10 @@ void op_metrics_done(struct operator_state *op);
 void op_metrics_sample_queues(struct operator_state *op);
 /** tasks_queue_head_info: exactly @heads (@n of them, one per queue that has a task). */
 void op_metrics_queue_heads(struct operator_state *op, const struct queue_head *heads, size_t n);
-/** mm_module_info: every module with its enabled state from the last discovery. */
+/**
+ * mm_module_info: every module with its enabled state from the last discovery; mm_module_enabled
+ * and d8_telemetry_module_enabled: the enabled ones with their chart version.
+ */
 void op_metrics_modules_state(struct operator_state *op);
 /** mm_module_maintenance: the modules @config (the ConfigMap or config file data) puts in maintenance. */
 void op_metrics_maintenance(struct operator_state *op, const struct cJSON *config);

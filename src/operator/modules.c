@@ -51,6 +51,7 @@ static void module_done(struct module *mod)
         free(mod->hooks_root);
         module_files_free(mod->files);
         free(mod->enabled_script);
+        free(mod->chart_version);
         hook_owner_done(&mod->owner);
 }
 
@@ -87,6 +88,28 @@ static int load_own_values(struct module *mod, struct module_files *f, bool stri
         return 0;
 }
 
+/*
+ * The version the module's own Chart.yaml declares (mm_module_enabled), "" without one. A chart
+ * that cannot be read is the release step's error, and lint's: here it only warns.
+ */
+static char *read_chart_version(const struct module *mod)
+{
+        _cleanup_free_ char *path = ao_xasprintf("%s/Chart.yaml", mod->dir);
+        if (access(path, F_OK) < 0)
+                return ao_xstrdup("");
+        cJSON *doc = NULL;
+        struct ao_error err = {0};
+        if (ao_yaml_load_file(path, &doc, &err) < 0) {
+                ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"module", mod->name}), "module '%s': %s", mod->name,
+                            err.msg);
+                return ao_xstrdup("");
+        }
+        const cJSON *version = cJSON_GetObjectItemCaseSensitive(doc, "version");
+        char *ret = ao_xstrdup(cJSON_IsString(version) ? version->valuestring : "");
+        cJSON_Delete(doc);
+        return ret;
+}
+
 static int module_init(struct module *mod, const char *parent, const char *entry,
                        const struct ao_settings *settings, struct ao_error *reterr)
 {
@@ -107,6 +130,7 @@ static int module_init(struct module *mod, const char *parent, const char *entry
         _cleanup_free_ char *script = ao_xasprintf("%s/enabled", mod->dir);
         if (access(script, F_OK) == 0)
                 mod->enabled_script = TAKE_PTR(script);
+        mod->chart_version = read_chart_version(mod);
         if ((r = load_own_values(mod, mod->files, settings->strict_check_values_mode, reterr)) < 0)
                 return r;
         _cleanup_free_ char *openapi = ao_xasprintf("%s/openapi", mod->dir);

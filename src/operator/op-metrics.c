@@ -53,6 +53,7 @@ struct operator_metrics {
         struct ao_metric_family *parallel_runs;
         struct ao_metric_family *module_info;        /* mm_module_info */
         struct ao_metric_family *module_maintenance; /* mm_module_maintenance */
+        struct ao_metric_family *module_enabled[2];  /* mm_module_enabled and d8_telemetry_module_enabled */
         struct ao_metric_family *queue_head;         /* tasks_queue_head_info */
         struct ao_metric_family *monitor_missing;    /* binding_monitor_missing_total */
         struct ao_source *ticks;
@@ -176,6 +177,36 @@ static void create_module_state_families(struct operator_state *op, struct opera
                    "Every module: 1, with its enabled state from the last discovery", info_labels);
         om->module_maintenance = family(op, "mm_module_maintenance", AO_METRIC_GAUGE,
                                         "Modules whose config puts them in maintenance", maintenance_labels);
+        static const char *const enabled_labels[] = {"module", "version", NULL};
+        static const char *const enabled_help =
+            "Enabled modules: 1, with the version their Chart.yaml declares";
+        om->module_enabled[0] =
+            family(op, "mm_module_enabled", AO_METRIC_GAUGE, enabled_help, enabled_labels);
+        /* The Go operator's telemetry twin: this name whatever the prefix. */
+        om->module_enabled[1] =
+            ao_metrics_family_unprefixed(op->metrics, "d8_telemetry_module_enabled", AO_METRIC_GAUGE,
+                                         enabled_help, enabled_labels, NULL, 0);
+}
+
+/* mm_module_enabled and its twin: the enabled modules only, so a disabled one's series go. */
+static void set_module_enabled_families(struct operator_state *op)
+{
+        size_t n = 0;
+        const char **values = ao_xcalloc(2 * op->modules.n + 1, sizeof(*values));
+        const char *const **rows = ao_xcalloc(op->modules.n + 1, sizeof(*rows));
+        for (size_t i = 0; i < op->modules.n; i++) {
+                const struct module *mod = &op->modules.items[i];
+                if (!mod->enabled)
+                        continue;
+                const char **v = &values[2 * n];
+                v[0] = mod->name;
+                v[1] = mod->chart_version;
+                rows[n++] = v;
+        }
+        for (size_t f = 0; f < AO_ARRAY_SIZE(op->om->module_enabled); f++)
+                ao_metric_replace(op->om->module_enabled[f], rows, n, 1);
+        free(rows);
+        free(values);
 }
 
 void op_metrics_modules_state(struct operator_state *op)
@@ -194,6 +225,7 @@ void op_metrics_modules_state(struct operator_state *op)
         ao_metric_replace(op->om->module_info, rows, n, 1);
         free(rows);
         free(values);
+        set_module_enabled_families(op);
 }
 
 void op_metrics_maintenance(struct operator_state *op, const cJSON *config)
@@ -386,7 +418,8 @@ void op_metrics_module_delete_failed(struct operator_state *op, const struct mod
 
 void op_metrics_module_gone(struct operator_state *op, const char *module)
 {
-        struct ao_metric_family *const states[] = {op->om->module_info, op->om->module_maintenance};
+        struct ao_metric_family *const states[] = {op->om->module_info, op->om->module_maintenance,
+                                                   op->om->module_enabled[0], op->om->module_enabled[1]};
         (void) ao_metrics_remove_series_except(op->metrics, "module", module, states, AO_ARRAY_SIZE(states));
         (void) ao_metrics_remove_series(op->hook_metrics, "module", module);
 }

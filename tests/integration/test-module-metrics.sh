@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The module and queue state metrics of a running operator (local mode, a watched config file):
-# mm_module_info through enable and disable, mm_module_maintenance set and cleared per module
+# mm_module_info, mm_module_enabled and its twin d8_telemetry_module_enabled (with the version the
+# module's Chart.yaml declares) through enable and disable, mm_module_maintenance set and cleared per module
 # (kept through the module's delete), and tasks_queue_head_info following the head task of each
 # queue as hooks hold it (GlobalHookRun, ParallelModuleRun, ModuleRun, ModuleHookRun), its old
 # series gone when the head changes or the queue empties. Exact metric lines throughout.
@@ -26,6 +27,8 @@ SCRIPT
         chmod +x "$work/$1"
 }
 mkdir -p "$work/modules/010-beta" "$work/modules/020-gamma"
+printf 'apiVersion: v2\nname: beta\nversion: 1.2.3\n' >"$work/modules/010-beta/Chart.yaml"
+printf 'apiVersion: v2\nname: gamma-chart\nversion: "0.4.0"\n' >"$work/modules/020-gamma/Chart.yaml"
 printf 'alphaEnabled: true\nbetaEnabled: true\ngammaEnabled: false\ndeltaEnabled: true\n' >"$work/modules/values.yaml"
 hook modules/010-alpha/hooks/hold.sh '{"configVersion":"v1","beforeHelm":1}' alpha
 hook modules/030-delta/hooks/tick.sh '{"configVersion":"v1","schedule":[{"name":"tick","crontab":"* * * * * *","queue":"ticks"}]}' tick
@@ -42,6 +45,7 @@ wait_file() { # wait_file PATH: up to 20 s
 family() { # family NAME: the series lines of addon_operator_NAME now
         curl -s "$url/metrics" | grep "^addon_operator_$1[{ ]"
 }
+telemetry() { curl -s "$url/metrics" | grep '^d8_telemetry_module_enabled[{ ]'; }
 family_is() { [ "$(family "$1")" = "$2" ]; }
 wait_family() { # wait_family NAME LINES: until the family's series are exactly LINES (up to 20 s)
         for _ in $(seq 400); do family_is "$1" "$2" && return 0; read -r -t 0.05 <> <(:) || true; done
@@ -67,13 +71,22 @@ url=http://127.0.0.1:$port
 op_wait_for '"msg":"first converge done'
 ok $? "the operator converges"
 
-# ---- mm_module_info and mm_module_maintenance after the start --------------------------------------
+# ---- mm_module_info, mm_module_enabled and mm_module_maintenance after the start -------------------
 is "$(family mm_module_info)" 'addon_operator_mm_module_info{module="alpha",enabled="true",critical="true"} 1
 addon_operator_mm_module_info{module="beta",enabled="true",critical="true"} 1
 addon_operator_mm_module_info{module="delta",enabled="true",critical="true"} 1
 addon_operator_mm_module_info{module="gamma",enabled="false",critical="true"} 1' \
         "mm_module_info: every module, enabled as discovered"
 metrics=$(curl -s "$url/metrics")
+is "$(family mm_module_enabled)" 'addon_operator_mm_module_enabled{module="alpha",version=""} 1
+addon_operator_mm_module_enabled{module="beta",version="1.2.3"} 1
+addon_operator_mm_module_enabled{module="delta",version=""} 1' \
+        "mm_module_enabled: the enabled modules, with their Chart.yaml's version (none: empty)"
+is "$(telemetry)" 'd8_telemetry_module_enabled{module="alpha",version=""} 1
+d8_telemetry_module_enabled{module="beta",version="1.2.3"} 1
+d8_telemetry_module_enabled{module="delta",version=""} 1' \
+        "d8_telemetry_module_enabled: the same series, without the operator's prefix"
+like "$metrics" '# TYPE d8_telemetry_module_enabled gauge' "the twin is a gauge"
 like "$metrics" '# TYPE addon_operator_mm_module_maintenance gauge' "mm_module_maintenance is listed"
 is "$(family mm_module_maintenance)" "" "mm_module_maintenance: no module in maintenance, no series"
 like "$metrics" '# TYPE addon_operator_tasks_queue_head_info gauge' "tasks_queue_head_info is listed"
@@ -145,6 +158,14 @@ addon_operator_mm_module_info{module="beta",enabled="false",critical="true"} 1
 addon_operator_mm_module_info{module="delta",enabled="true",critical="true"} 1
 addon_operator_mm_module_info{module="gamma",enabled="true",critical="true"} 1' \
         "mm_module_info: beta disabled, gamma enabled; beta's series outlives its delete"
+is "$(family mm_module_enabled)" 'addon_operator_mm_module_enabled{module="alpha",version=""} 1
+addon_operator_mm_module_enabled{module="delta",version=""} 1
+addon_operator_mm_module_enabled{module="gamma",version="0.4.0"} 1' \
+        "mm_module_enabled: beta's series is gone, gamma's is there"
+is "$(telemetry)" 'd8_telemetry_module_enabled{module="alpha",version=""} 1
+d8_telemetry_module_enabled{module="delta",version=""} 1
+d8_telemetry_module_enabled{module="gamma",version="0.4.0"} 1' \
+        "d8_telemetry_module_enabled: the same"
 is "$(family mm_module_maintenance)" 'addon_operator_mm_module_maintenance{module="alpha",state="NoResourceReconciliation"} 1
 addon_operator_mm_module_maintenance{module="beta",state="NoResourceReconciliation"} 1' \
         "mm_module_maintenance: beta's series outlives its delete too"

@@ -271,6 +271,24 @@ static void test_remove_series_except(void)
         ao_metrics_free(m);
 }
 
+static void test_unprefixed(void)
+{
+        struct ao_metrics *m = ao_metrics_new("x_");
+        const char *const mv[] = {"module", "version", NULL};
+        struct ao_metric_family *own = ao_metrics_family(m, "enabled", AO_METRIC_GAUGE, "E", mv, NULL, 0);
+        struct ao_metric_family *twin =
+            ao_metrics_family_unprefixed(m, "t_enabled", AO_METRIC_GAUGE, "T", mv, NULL, 0);
+        ao_metric_set(own, (const char *const[]){"a", "1.0.0"}, 1);
+        ao_metric_set(twin, (const char *const[]){"a", "1.0.0"}, 1);
+        is_format(m,
+                  "# HELP t_enabled T\n# TYPE t_enabled gauge\nt_enabled{module=\"a\",version=\"1.0.0\"} 1\n"
+                  "# HELP x_enabled E\n# TYPE x_enabled gauge\nx_enabled{module=\"a\",version=\"1.0.0\"} 1\n",
+                  "unprefixed: the family is named as given, beside the prefixed ones");
+        tap_ok(ao_metrics_family_unprefixed(m, "t_enabled", AO_METRIC_GAUGE, "T", mv, NULL, 0) == twin,
+               "unprefixed: the same name gives the same family");
+        ao_metrics_free(m);
+}
+
 static void test_replace(void)
 {
         struct ao_metrics *m = ao_metrics_new("x_");
@@ -768,6 +786,7 @@ int main(void)
         test_remove_series();
         test_remove_series_except();
         test_replace();
+        test_unprefixed();
         test_documentation_example();
         test_conflicts();
         test_operator_labels();
