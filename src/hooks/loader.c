@@ -154,7 +154,7 @@ static int start_one(struct load *l, size_t index, struct ao_error *reterr)
             .path = hook->path,
             .module = hook->module,
             .working_dir = hook->working_dir,
-            .binding = "--config",
+            .log_context = &(const struct ao_log_context){.binding = "--config"},
             .profile = hook->profile,
             .timeout_usec = l->req.timeout_usec ? l->req.timeout_usec : AO_HOOKS_CONFIG_TIMEOUT_USEC,
             .on_done = on_config,

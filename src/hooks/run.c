@@ -63,7 +63,7 @@ struct hook_run {
         struct ao_hook_runner *runner;
         struct hook_run *prev, *next; /* the runner's active list */
         enum ao_hook_run_mode mode;
-        char *hook_name, *module, *values_key, *binding, *queue; /* owned */
+        char *hook_name, *module, *values_key;    /* owned */
         struct run_dir dir;                       /* owned: the run directory; path NULL: none */
         char *key;                                /* owned: whose idle directory it may reuse; NULL: none */
         const struct ao_sandbox_profile *profile; /* borrowed: outlives the run, as for the proc layer */
@@ -140,8 +140,6 @@ static void run_free(struct hook_run *run)
         free(run->hook_name);
         free(run->module);
         free(run->values_key);
-        free(run->binding);
-        free(run->queue);
         free(run->key);
         free(run);
 }
@@ -185,8 +183,6 @@ static struct hook_run *run_new(struct ao_hook_runner *runner, const struct ao_h
         run->hook_name = ao_xstrdup(req->hook_name);
         run->module = dup_or_null(req->module);
         run->values_key = dup_or_null(req->values_key);
-        run->binding = dup_or_null(req->binding);
-        run->queue = dup_or_null(req->queue);
         run->on_done = req->on_done;
         run->userdata = req->userdata;
         run->profile = req->profile;
@@ -432,6 +428,16 @@ static char *directory_of(const char *path)
         return slash == path ? ao_xstrdup("/") : ao_xstrndup(path, (size_t) (slash - path));
 }
 
+/* The request's context with the run's module and hook; the proc copies its strings. */
+static struct ao_log_context run_log_context(const struct hook_run *run,
+                                             const struct ao_hook_run_request *req)
+{
+        struct ao_log_context ctx = req->log_context ? *req->log_context : (struct ao_log_context){0};
+        ctx.module = run->module;
+        ctx.hook = run->hook_name;
+        return ctx;
+}
+
 static int spawn(struct hook_run *run, const struct ao_hook_run_request *req, int stdout_fd,
                  struct ao_error *reterr)
 {
@@ -448,10 +454,7 @@ static int spawn(struct hook_run *run, const struct ao_hook_run_request *req, in
             .stdout_fd = stdout_fd,
             .profile = req->profile,
             .timeout_usec = req->timeout_usec,
-            .log_context = {.module = run->module,
-                            .hook = run->hook_name,
-                            .binding = run->binding,
-                            .queue = run->queue},
+            .log_context = run_log_context(run, req),
             .on_line = on_line,
             .on_exit = on_child_exit,
             .userdata = run,

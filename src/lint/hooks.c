@@ -152,7 +152,7 @@ static void start_job(struct hooks_lint *h, struct job *j)
             .path = j->path,
             .module = j->module,
             .working_dir = j->root,
-            .binding = "--config",
+            .log_context = &(const struct ao_log_context){.binding = "--config"},
             .profile = profile,
             .timeout_usec = AO_HOOKS_CONFIG_TIMEOUT_USEC,
             .on_done = on_config,

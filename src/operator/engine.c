@@ -18,9 +18,19 @@ static task_handler *const handlers[_TASK_TYPE_MAX] = {
     [TASK_KUBE_SYNC] = global_sync_handle,       [TASK_MODULE_GROUP_RUN] = module_group_handle,
 };
 
+/*
+ * What the handler logs while it starts the task carries the task's context (tasks_log_context),
+ * copied: a handler that finishes the task at once frees the strings the context points at.
+ */
 static void handle_task(struct ao_task *t, void *userdata)
 {
+        struct ao_log_context_copy ctx;
+        struct ao_log_context from = tasks_log_context(t);
+        ao_log_context_copy_init(&ctx, &from);
+        const struct ao_log_context *prev = ao_log_context_swap(&ctx.ctx);
         handlers[ao_task_type(t)](userdata, t);
+        ao_log_context_swap(prev);
+        ao_log_context_copy_done(&ctx);
 }
 
 /* A Synchronization run merged into the one starting now: its binding goes live too. */
@@ -45,8 +55,11 @@ static void log_progress(struct operator_state *op)
                 return;
         op->converge_progress_usec = now;
         size_t waiting = ao_queue_length(tasks_queue(op, AO_QUEUE_MAIN));
+        /* About the whole converge, not the task whose end is logged: none of its context. */
+        const struct ao_log_context *prev = ao_log_context_swap(NULL);
         ao_log(AO_LOG_INFO, "converge: %zu/%zu tasks", op->converge_tasks_done,
                op->converge_tasks_done + waiting);
+        ao_log_context_swap(prev);
 }
 
 static void on_task_removed(struct ao_task *t, void *userdata)

@@ -47,6 +47,7 @@
 #include "ao/binding-context.h"
 #include "ao/error.h"
 #include "ao/hooks.h"
+#include "ao/log.h"
 #include "ao/metric-ops.h"
 #include "ao/queue.h"
 #include "ao/settings.h"
@@ -203,7 +204,9 @@ struct operator_state {
 /* What a hook run is for: log context and metric labels. */
 struct hook_run_info {
         const char *binding_name;
+        enum ao_binding_type binding_type;
         const char *queue;
+        const char *task; /* the type of the task it runs for ("ModuleRun"), for logs; may be NULL */
         const char *activation;
         bool allow_failure;
 };
@@ -327,6 +330,13 @@ struct hook_run_spec {
 };
 
 struct ao_queue *tasks_queue(struct operator_state *op, const char *name);
+/** The name of a task type, as the Go operator names its tasks: "ModuleRun", "ConvergeModules", ... */
+const char *tasks_type_name(int type);
+/**
+ * What @t's log records carry: queue, task, event.type and, as far as the task is about one,
+ * module, hook, hook.type, binding and event. The strings belong to @t and its queue.
+ */
+struct ao_log_context tasks_log_context(const struct ao_task *t);
 /** At the tail of @queue (NULL: main). Returns the task (or the one it was merged into). */
 struct ao_task *tasks_push_hook_run(struct operator_state *op, const char *queue,
                                     const struct hook_run_spec *s);

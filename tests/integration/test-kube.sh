@@ -210,6 +210,8 @@ cm cm3 '{"c":"3"}'
 wait_contexts "$work/logs/filtered.sh.log" 2
 is "$(ctx "$work/logs/filtered.sh.log" 2)" \
         '{"binding":"cms","filterResult":{"c":"3"},"type":"Event","watchEvent":"Added"}' "Added event with its filter result"
+op_wait_for "msg=\"hook 'hooks/filtered.sh' succeeded in [0-9]+ ms\" hook=hooks/filtered.sh hook.type=global binding=cms event=kubernetes watchEvent=Added queue=main task=GlobalHookRun event.type=Kubernetes\$"
+ok $? "the record of an event's run names the binding, its type and the watch event"
 cm cm3 '{"c":"3"}' '{"touched":"yes"}'
 cm cm3 '{"c":"33"}' '{"touched":"yes"}'
 wait_contexts "$work/logs/filtered.sh.log" 3
