@@ -63,6 +63,7 @@ struct ao_debug_request {
         bool show_empty;                           /* ?showEmpty=<bool> (/queue/list) */
         bool debug;                                /* ?debug=<bool> (render) */
         bool diff;                                 /* ?diff=<bool> (render) */
+        bool detail; /* ?detail=<bool> (resource-monitor: our monitors' detail, as .text shows it) */
         char only_module[AO_DEBUG_MODULE_NAME_MAX + 1]; /* ?module=<name> (resource-monitor); "": all */
 };
 
@@ -73,7 +74,7 @@ struct ao_debug_request {
  * counts and unknown keys are ignored, as Go's url.Values.Get() has it.
  * Returns 0; -ENOENT for a path that names nothing (@reterr: "unknown
  * path"); -EINVAL for a bad escape or a boolean key (global, showEmpty,
- * debug, diff) that is not one of strconv.ParseBool's spellings. @ret is
+ * debug, diff, detail) that is not one of strconv.ParseBool's spellings. @ret is
  * filled only on success.
  */
 int ao_debug_request_parse(const char *path, const char *query, struct ao_debug_request *ret,

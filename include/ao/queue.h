@@ -215,7 +215,7 @@ struct cJSON *ao_queues_dump(const struct ao_queues *qs);
  *   queue: {"name":..,"tasksCount":N,"status":..,"tasks":[{"index":1,"description":..,
  *          "failures":..,"waitingSeconds":..,"contexts":..}]} (an empty queue: name and tasksCount;
  *          "tasks" left out when there are none; failures, waitingSeconds and contexts are ours).
- * The text forms are the Go operator's: each active queue as "Queue 'main': length N, status: '..'",
+ * The main queue always exists. The text forms are the Go operator's: each active queue as "Queue 'main': length N, status: '..'",
  * a blank line and " 1. <description>" lines (":failures N" after a failed task's), then with
  * @show_empty "Empty queues (N):", then "Summary:" lines.
  */

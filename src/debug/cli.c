@@ -49,15 +49,18 @@ static const struct debug_command debug_commands[] = {
     {"queue", "list", ARGS_NONE, FORMAT_TEXT, true, "tasks in every queue (-e: list the empty queues)"},
     {"queue", "main", ARGS_NONE, FORMAT_TEXT, true, "tasks in the main queue"},
     {"config", "list", ARGS_NONE, FORMAT_TEXT, true, "runtime parameters (log.level)"},
-    {"config", "set", ARGS_CONFIG_SET, FORMAT_NONE, false, "change a runtime parameter, for DURATION if given"},
+    {"config", "set", ARGS_CONFIG_SET, FORMAT_NONE, false,
+     "change a runtime parameter, for DURATION if given"},
     {"global", "list", ARGS_NONE, FORMAT_YAML, false, "global hooks"},
     {"global", "values", ARGS_NONE, FORMAT_YAML, false, "current global values"},
     {"global", "config", ARGS_NONE, FORMAT_YAML, false, "global config values"},
     {"global", "patches", ARGS_NONE, FORMAT_JSON, false, "stored JSON patches of global values"},
     {"global", "snapshots", ARGS_NONE, FORMAT_YAML, false, "global hooks' kubernetes snapshots"},
-    {"module", "list", ARGS_NONE, FORMAT_YAML, true, "enabled modules (-o text: every module, its order and state)"},
+    {"module", "list", ARGS_NONE, FORMAT_YAML, true,
+     "enabled modules (-o text: every module, its order and state)"},
     {"module", "values", ARGS_MODULE, FORMAT_YAML, false, "a module's values (-g: with the global ones)"},
-    {"module", "config", ARGS_MODULE, FORMAT_YAML, false, "a module's config values (-g: with the global ones)"},
+    {"module", "config", ARGS_MODULE, FORMAT_YAML, false,
+     "a module's config values (-g: with the global ones)"},
     {"module", "patches", ARGS_MODULE, FORMAT_JSON, false, "a module's stored JSON patches"},
     {"module", "snapshots", ARGS_MODULE, FORMAT_YAML, false, "its hooks' kubernetes snapshots"},
     {"module", "render", ARGS_MODULE, FORMAT_NONE, false,
@@ -143,8 +146,8 @@ static long request(const char *socket_path, const char *path, const char *form,
 static char *request_path(const struct ao_cli *cli, const struct debug_command *c, enum format format,
                           char *const *args)
 {
-        static const char *const suffixes[] = {[FORMAT_NONE] = "", [FORMAT_TEXT] = ".text",
-                                               [FORMAT_YAML] = ".yaml", [FORMAT_JSON] = ".json"};
+        static const char *const suffixes[] = {
+            [FORMAT_NONE] = "", [FORMAT_TEXT] = ".text", [FORMAT_YAML] = ".yaml", [FORMAT_JSON] = ".json"};
         const char *suffix = suffixes[format];
         const char *yes_no[] = {"false", "true"};
         if (c->args == ARGS_URL_PATH)
@@ -162,7 +165,8 @@ static char *request_path(const struct ao_cli *cli, const struct debug_command *
                 return ao_xasprintf("/module/%s/render?debug=%s&diff=%s", module, yes_no[cli->render_debug],
                                     yes_no[cli->render_diff]);
         if (c->args == ARGS_MODULE && (strcmp(c->verb, "values") == 0 || strcmp(c->verb, "config") == 0))
-                return ao_xasprintf("/module/%s/%s%s?global=%s", module, c->verb, suffix, yes_no[cli->with_global]);
+                return ao_xasprintf("/module/%s/%s%s?global=%s", module, c->verb, suffix,
+                                    yes_no[cli->with_global]);
         if (c->args == ARGS_MODULE)
                 return ao_xasprintf("/module/%s/%s%s", module, c->verb, suffix);
         if (strcmp(c->group, "queue") == 0 && strcmp(c->verb, "list") == 0)
@@ -207,8 +211,9 @@ static int fetch_and_print(const struct ao_cli *cli, const char *path, const cha
         } else if (status != 200) {
                 /* The path without its format and query: the error is about what was asked for. */
                 size_t len = strcspn(path, "?");
-                if (len > 5 && (strncmp(path + len - 5, ".json", 5) == 0 || strncmp(path + len - 5, ".yaml", 5) == 0 ||
-                                strncmp(path + len - 5, ".text", 5) == 0))
+                if (len > 5 &&
+                    (strncmp(path + len - 5, ".json", 5) == 0 || strncmp(path + len - 5, ".yaml", 5) == 0 ||
+                     strncmp(path + len - 5, ".text", 5) == 0))
                         len -= 5;
                 fprintf(stderr, "addon-operator: %.*s: %s", (int) len, path, ao_strbuf_str(&body));
                 code = 1;
@@ -288,7 +293,8 @@ int ao_debug_main(const struct ao_cli *cli)
         }
         uint64_t usec;
         if (c->args == ARGS_CONFIG_SET && n_args == 3 && ao_parse_duration_usec(args[2], &usec) < 0) {
-                fprintf(stderr, "addon-operator: invalid duration '%s': a Go duration such as 90s, 10m or 1h30m\n",
+                fprintf(stderr,
+                        "addon-operator: invalid duration '%s': a Go duration such as 90s, 10m or 1h30m\n",
                         args[2]);
                 return 2;
         }
@@ -299,7 +305,8 @@ int ao_debug_main(const struct ao_cli *cli)
         _cleanup_free_ char *path = request_path(cli, c, format_of(cli, c), args);
         _cleanup_free_ char *form = c->args == ARGS_CONFIG_SET ? config_form(args) : NULL;
         if (cli->watch && !form) {
-                _cleanup_free_ char *title = ao_xasprintf("%s%s%s", c->group, c->verb ? " " : "", c->verb ? c->verb : "");
+                _cleanup_free_ char *title =
+                    ao_xasprintf("%s%s%s", c->group, c->verb ? " " : "", c->verb ? c->verb : "");
                 return watch(cli, title, path);
         }
         return fetch_and_print(cli, form ? "/config/set" : path, form);

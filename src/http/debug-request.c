@@ -61,10 +61,8 @@ static const struct {
         const char *what;
         enum ao_debug_route route;
 } module_routes[] = {
-    {"values", AO_DEBUG_MODULE_VALUES},
-    {"config", AO_DEBUG_MODULE_CONFIG},
-    {"patches", AO_DEBUG_MODULE_PATCHES},
-    {"snapshots", AO_DEBUG_MODULE_SNAPSHOTS},
+    {"values", AO_DEBUG_MODULE_VALUES},   {"config", AO_DEBUG_MODULE_CONFIG},
+    {"patches", AO_DEBUG_MODULE_PATCHES}, {"snapshots", AO_DEBUG_MODULE_SNAPSHOTS},
     {"render", AO_DEBUG_MODULE_RENDER},
 };
 
@@ -174,8 +172,8 @@ static int parse_bool(const char *s, bool *ret)
 /* The boolean query keys this API reads, each a flag of the request; the first of repeated keys counts. */
 static bool *bool_key(struct ao_debug_request *req, const char *key, unsigned *bit)
 {
-        static const char *const keys[] = {"global", "showEmpty", "debug", "diff"};
-        bool *const flags[] = {&req->global, &req->show_empty, &req->debug, &req->diff};
+        static const char *const keys[] = {"global", "showEmpty", "debug", "diff", "detail"};
+        bool *const flags[] = {&req->global, &req->show_empty, &req->debug, &req->diff, &req->detail};
 
         for (size_t i = 0; i < AO_ARRAY_SIZE(keys); i++) {
                 if (strcmp(key, keys[i]) == 0) {

@@ -26,7 +26,7 @@
 #include "ao/values-store.h"
 #include "internal.h"
 
-#define DIFF_PATH "/usr/bin/diff"
+#define DIFF_PATH         "/usr/bin/diff"
 #define DIFF_TIMEOUT_USEC (60 * AO_USEC_PER_SEC)
 
 struct render_job {
@@ -35,8 +35,8 @@ struct render_job {
         uint64_t request;               /* the deferred HTTP request */
         char *module;                   /* owned */
         bool diff;
-        char *rendered;      /* owned: helm template's output, with --diff */
-        char *files[2];      /* owned: the release's manifest and the render, for diff */
+        char *rendered;       /* owned: helm template's output, with --diff */
+        char *files[2];       /* owned: the release's manifest and the render, for diff */
         struct ao_strbuf out; /* diff's stdout */
 };
 
@@ -102,13 +102,18 @@ static void on_diff_exit(struct ao_proc_run *run, const struct ao_proc_result *r
         }
 }
 
-/* A private file in the operator's temp dir holding @text; its path, or NULL with @reterr set. */
+/*
+ * A private file in the operator's temp dir holding @text, ending in exactly one newline (helm
+ * template and helm get manifest end theirs differently); its path, or NULL with @reterr set.
+ */
 static char *temp_file(const struct operator_state *op, const char *what, const char *text, size_t len,
                        struct ao_error *reterr)
 {
+        while (len > 0 && text[len - 1] == '\n')
+                len--;
         char *path = ao_xasprintf("%s/render-%s-XXXXXX", op->settings->tmp_dir, what);
         int fd = mkstemp(path);
-        bool ok = fd >= 0 && write(fd, text, len) == (ssize_t) len;
+        bool ok = fd >= 0 && write(fd, text, len) == (ssize_t) len && (len == 0 || write(fd, "\n", 1) == 1);
         int saved = errno;
         if (fd >= 0)
                 close(fd);
@@ -140,7 +145,8 @@ static void on_release_manifest(struct operator_state *op, const char *text, siz
         }
         _cleanup_free_ char *from = ao_xasprintf("release/%s", j->module);
         _cleanup_free_ char *to = ao_xasprintf("render/%s", j->module);
-        char *const argv[] = {DIFF_PATH, "-u", "--label", from, "--label", to, j->files[0], j->files[1], NULL};
+        char *const argv[] = {DIFF_PATH, "-u",        "--label",   from, "--label",
+                              to,        j->files[0], j->files[1], NULL};
         char *const envp[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", NULL};
         struct ao_proc_spec spec = {
             .path = DIFF_PATH,
@@ -186,8 +192,11 @@ int module_render_start(struct operator_state *op, struct module *mod, const str
         struct render_job *j = NULL;
         if (r >= 0) {
                 j = ao_xcalloc(1, sizeof(*j));
-                *j = (struct render_job){.op = op, .request = request, .module = ao_xstrdup(mod->name),
-                                         .diff = req->diff, .next = op->renders};
+                *j = (struct render_job){.op = op,
+                                         .request = request,
+                                         .module = ao_xstrdup(mod->name),
+                                         .diff = req->diff,
+                                         .next = op->renders};
                 r = release_helm_render(op, mod, values, req->debug, on_rendered, j, &err);
                 cJSON_Delete(values);
         }

@@ -54,7 +54,8 @@ static int validate_log_level(const char *value, struct ao_error *reterr)
 {
         if (ao_log_level_from_string(value) < 0)
                 return ao_error_set(reterr, -EINVAL,
-                                    "unknown log level '%s' (trace, debug, info, warn, error or fatal)", value);
+                                    "unknown log level '%s' (trace, debug, info, warn, error or fatal)",
+                                    value);
         return 0;
 }
 
@@ -137,14 +138,16 @@ int runtime_config_set(struct operator_state *op, const char *name, const char *
         struct runtime_config *rc = op->runtime;
         struct runtime_param *p = find(rc, name);
         if (!p)
-                return ao_error_set(reterr, -ENOENT, "unknown runtime parameter '%s' (see `config list`)", name);
+                return ao_error_set(reterr, -ENOENT, "unknown runtime parameter '%s' (see `config list`)",
+                                    name);
         struct ao_error err = {0};
         if (p->validate(value, &err) < 0)
                 return ao_error_set(reterr, -EINVAL, "%s: %s", name, err.msg);
         uint64_t usec = 0;
         if (duration && duration[0] && ao_parse_duration_usec(duration, &usec) < 0)
                 return ao_error_set(reterr, -EINVAL,
-                                    "invalid duration '%s': a Go duration such as 90s, 10m or 1h30m", duration);
+                                    "invalid duration '%s': a Go duration such as 90s, 10m or 1h30m",
+                                    duration);
         if (usec == 0 && p->forced_usec)
                 usec = p->forced_usec(value);
         if (usec > 0) {
@@ -159,7 +162,8 @@ int runtime_config_set(struct operator_state *op, const char *name, const char *
         char until[32] = "";
         if (p->temporary) {
                 struct tm tm;
-                (void) strftime(until, sizeof(until), " until %Y-%m-%dT%H:%M:%SZ", gmtime_r(&p->expire_wall, &tm));
+                (void) strftime(until, sizeof(until), " until %Y-%m-%dT%H:%M:%SZ",
+                                gmtime_r(&p->expire_wall, &tm));
         }
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"parameter", name}, {"value", value}),
                     "runtime parameter '%s' set to '%s'%s", name, value, until);

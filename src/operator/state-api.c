@@ -17,7 +17,7 @@
  *   /module/<name>/patches              the module's stored memory patches
  *   /module/<name>/snapshots            {"<hook>": {"<binding>": {"snapshot": [items]}}}
  *   /module/<name>/render               helm template's output (?debug=, ?diff=): module-render.c
- *   /module/resource-monitor            release monitors (?module=<name>)
+ *   /module/resource-monitor            release monitors (?module=<name>, ?detail=true: ours)
  *   /config/list, POST /config/set      runtime parameters (runtime-config.c)
  *   /status/converge                    converge state (text; ?output=json for JSON)
  */
@@ -198,8 +198,10 @@ static int module_route(struct operator_state *op, const struct ao_http_request 
         /* Both sections by key, in the order the Go operator writes a map's keys (sorted). */
         bool global_first = strcmp("global", mod->values_key) < 0;
         cJSON *doc = cJSON_CreateObject();
-        cJSON_AddItemToObject(doc, global_first ? "global" : mod->values_key, global_first ? global : section);
-        cJSON_AddItemToObject(doc, global_first ? mod->values_key : "global", global_first ? section : global);
+        cJSON_AddItemToObject(doc, global_first ? "global" : mod->values_key,
+                              global_first ? global : section);
+        cJSON_AddItemToObject(doc, global_first ? mod->values_key : "global",
+                              global_first ? section : global);
         *ret_body = doc;
         return 200;
 }
@@ -211,18 +213,17 @@ static cJSON *resource_id(const struct operator_state *op, const char *descripti
         if (!space)
                 return cJSON_CreateString(description);
         const char *slash = strchr(space + 1, '/');
-        _cleanup_free_ char *id =
-            slash ? ao_xasprintf("%.*s/%.*s/%s", (int) (slash - space - 1), space + 1, (int) (space - description),
-                                 description, slash + 1)
-                  : ao_xasprintf("%s/%.*s/%s", cluster_config_namespace(op), (int) (space - description),
-                                 description, space + 1);
+        _cleanup_free_ char *id = slash ? ao_xasprintf("%.*s/%.*s/%s", (int) (slash - space - 1), space + 1,
+                                                       (int) (space - description), description, slash + 1)
+                                        : ao_xasprintf("%s/%.*s/%s", cluster_config_namespace(op),
+                                                       (int) (space - description), description, space + 1);
         return cJSON_CreateString(id);
 }
 
 /*
  * The Go operator's resource monitor document: each enabled module's objects, sorted, or "No
  * monitor"; ?module= keeps one. ".text" shows our monitors' detail (watches, missing objects,
- * heals) as YAML.
+ * heals) as YAML, and ?detail=true gives that document in any format.
  */
 static int resource_monitors(struct operator_state *op, const struct ao_http_request *http,
                              const struct ao_debug_request *req, cJSON **ret_body)
@@ -231,7 +232,7 @@ static int resource_monitors(struct operator_state *op, const struct ao_http_req
                 return reply_text(404, ret_body, "no such module\n");
         _cleanup_(json_deletep) cJSON *detail = release_monitors_dump(op);
         const cJSON *m;
-        if (http->format == AO_HTTP_FORMAT_TEXT) {
+        if (http->format == AO_HTTP_FORMAT_TEXT || req->detail) {
                 cJSON *kept = cJSON_CreateArray();
                 cJSON_ArrayForEach(m, detail)
                 {
@@ -239,8 +240,13 @@ static int resource_monitors(struct operator_state *op, const struct ao_http_req
                         if (!req->only_module[0] || strcmp(name, req->only_module) == 0)
                                 cJSON_AddItemToArray(kept, cJSON_Duplicate(m, true));
                 }
-                _cleanup_(json_deletep) cJSON *doc = wrapped("monitors", kept);
+                cJSON *doc = wrapped("monitors", kept);
+                if (http->format != AO_HTTP_FORMAT_TEXT) {
+                        *ret_body = doc;
+                        return 200;
+                }
                 _cleanup_free_ char *yaml = ao_yaml_emit(doc);
+                cJSON_Delete(doc);
                 return reply_text(200, ret_body, yaml);
         }
         cJSON *doc = cJSON_CreateObject();
@@ -251,14 +257,16 @@ static int resource_monitors(struct operator_state *op, const struct ao_http_req
                 const cJSON *found = NULL;
                 cJSON_ArrayForEach(m, detail)
                 {
-                        if (strcmp(cJSON_GetObjectItemCaseSensitive(m, "module")->valuestring, mod->name) == 0)
+                        if (strcmp(cJSON_GetObjectItemCaseSensitive(m, "module")->valuestring, mod->name) ==
+                            0)
                                 found = m;
                 }
                 if (!found) {
                         cJSON_AddStringToObject(doc, mod->name, "No monitor");
                         continue;
                 }
-                size_t n = (size_t) cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(found, "objects")), k = 0;
+                size_t n = (size_t) cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(found, "objects")),
+                       k = 0;
                 _cleanup_free_ const char **ids = ao_xcalloc(n + 1, sizeof(*ids));
                 cJSON *list = cJSON_CreateArray();
                 const cJSON *o;
@@ -357,8 +365,8 @@ static int converge_status(struct operator_state *op, bool output_json, cJSON **
 }
 
 /* A ".text" answer where there is one, the document otherwise. */
-static int text_or_document(const struct ao_http_request *http, char *text /* taken */, cJSON *doc /* taken */,
-                            cJSON **ret_body)
+static int text_or_document(const struct ao_http_request *http, char *text /* taken */,
+                            cJSON *doc /* taken */, cJSON **ret_body)
 {
         if (http->format == AO_HTTP_FORMAT_TEXT) {
                 cJSON_Delete(doc);
@@ -389,7 +397,8 @@ int state_api_handle(const struct ao_http_request *http, cJSON **ret_body, void 
                 return converge_status(op, req.output_json, ret_body);
         case AO_DEBUG_QUEUE_LIST:
                 return text_or_document(http, text ? ao_queues_text_list(op->queues, req.show_empty) : NULL,
-                                        text ? NULL : ao_queues_dump_list(op->queues, req.show_empty), ret_body);
+                                        text ? NULL : ao_queues_dump_list(op->queues, req.show_empty),
+                                        ret_body);
         case AO_DEBUG_QUEUE_MAIN:
                 return text_or_document(http, text ? ao_queues_text_main(op->queues) : NULL,
                                         text ? NULL : ao_queues_dump_main(op->queues), ret_body);
@@ -400,8 +409,8 @@ int state_api_handle(const struct ao_http_request *http, cJSON **ret_body, void 
         case AO_DEBUG_GLOBAL_SNAPSHOTS:
                 return global_route(op, req.route, ret_body);
         case AO_DEBUG_MODULE_LIST:
-                return text_or_document(http, text ? module_table(op) : NULL, text ? NULL : enabled_modules(op),
-                                        ret_body);
+                return text_or_document(http, text ? module_table(op) : NULL,
+                                        text ? NULL : enabled_modules(op), ret_body);
         case AO_DEBUG_MODULE_RESOURCE_MONITOR:
                 return resource_monitors(op, http, &req, ret_body);
         case AO_DEBUG_CONFIG_LIST:
