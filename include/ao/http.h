@@ -10,15 +10,16 @@
  *        /healthz  /readyz  /status/converge
  *   unix (DEBUG_UNIX_SOCKET, mode 0600, a stale socket file replaced)
  *        all of the above plus the debug API (values and config can hold
- *        secrets, so they are never served over TCP)
+ *        secrets, so they are never served over TCP), and POST (the debug
+ *        API's `config set`; TCP takes GET only)
  *
  * /metrics and /metrics/hooks are formatted in the HTTP thread from the
  * thread-safe registries; /healthz always answers 200; /readyz reads a flag
  * the main thread sets. Everything else is a request to the main thread:
  * it goes through a mutex-protected list and a reactor wake-up source, the
  * main thread's handler answers with a JSON document (consistent: built in
- * one main-loop callback), and the reply travels back through h2o's
- * multithread queue. The path's suffix picks the format: ".json", ".yaml",
+ * one main-loop callback) or defers its answer (ao_http_answer()), and the
+ * reply travels back through h2o's multithread queue. The path's suffix picks the format: ".json", ".yaml",
  * ".text" (text: strings raw, anything else JSON); without a suffix a string answer is text
  * and anything else JSON.
  *
