@@ -16,7 +16,6 @@
 #include "ao/duration.h"
 #include "ao/settings.h"
 #include "ao/strbuf.h"
-#include "ao/yaml.h"
 
 #define RESPONSE_MAX (64u * 1024 * 1024)
 

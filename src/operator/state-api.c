@@ -207,17 +207,61 @@ static int module_route(struct operator_state *op, const struct ao_http_request 
 }
 
 /* "Kind namespace/name" (the monitor's description) as the Go operator's "namespace/Kind/name". */
-static cJSON *resource_id(const struct operator_state *op, const char *description)
+/* "Kind namespace/name" (the monitor's description) as the Go operator's "namespace/Kind/name". malloc'd. */
+static char *resource_id(const struct operator_state *op, const char *description)
 {
         const char *space = strchr(description, ' ');
         if (!space)
-                return cJSON_CreateString(description);
+                return ao_xstrdup(description);
+        int kind_len = (int) (space - description);
         const char *slash = strchr(space + 1, '/');
-        _cleanup_free_ char *id = slash ? ao_xasprintf("%.*s/%.*s/%s", (int) (slash - space - 1), space + 1,
-                                                       (int) (space - description), description, slash + 1)
-                                        : ao_xasprintf("%s/%.*s/%s", cluster_config_namespace(op),
-                                                       (int) (space - description), description, space + 1);
-        return cJSON_CreateString(id);
+        if (!slash) /* no namespace: the release's, as the Go operator's monitor assumes */
+                return ao_xasprintf("%s/%.*s/%s", cluster_config_namespace(op), kind_len, description,
+                                    space + 1);
+        return ao_xasprintf("%.*s/%.*s/%s", (int) (slash - space - 1), space + 1, kind_len, description,
+                            slash + 1);
+}
+
+static const cJSON *monitor_of(const cJSON *detail, const char *module)
+{
+        const cJSON *m;
+        cJSON_ArrayForEach(m, detail)
+        {
+                if (strcmp(cJSON_GetObjectItemCaseSensitive(m, "module")->valuestring, module) == 0)
+                        return m;
+        }
+        return NULL;
+}
+
+/* One module's entry in the Go operator's document: its objects' ids, sorted. */
+static cJSON *monitor_ids(const struct operator_state *op, const cJSON *monitor)
+{
+        const cJSON *objects = cJSON_GetObjectItemCaseSensitive(monitor, "objects"), *o;
+        size_t n = (size_t) cJSON_GetArraySize(objects), k = 0;
+        char **ids = ao_xcalloc(n + 1, sizeof(*ids));
+        cJSON_ArrayForEach(o, objects)
+        {
+                ids[k++] = resource_id(op, o->valuestring);
+        }
+        cJSON *list = sorted_list((const char **) ids, n);
+        for (k = 0; k < n; k++)
+                free(ids[k]);
+        free(ids);
+        return list;
+}
+
+/* Our monitors' detail, {"monitors": [...]}, of @only (a module name) or of all when "". */
+static cJSON *monitors_detail(cJSON *detail, const char *only)
+{
+        cJSON *kept = cJSON_CreateArray();
+        const cJSON *m;
+        cJSON_ArrayForEach(m, detail)
+        {
+                const char *name = cJSON_GetObjectItemCaseSensitive(m, "module")->valuestring;
+                if (!only[0] || strcmp(name, only) == 0)
+                        cJSON_AddItemToArray(kept, cJSON_Duplicate(m, true));
+        }
+        return wrapped("monitors", kept);
 }
 
 /*
@@ -228,56 +272,29 @@ static cJSON *resource_id(const struct operator_state *op, const char *descripti
 static int resource_monitors(struct operator_state *op, const struct ao_http_request *http,
                              const struct ao_debug_request *req, cJSON **ret_body)
 {
-        if (req->only_module[0] && !modules_find(&op->modules, req->only_module))
+        const char *only = req->only_module;
+        if (only[0] && !modules_find(&op->modules, only))
                 return reply_text(404, ret_body, "no such module\n");
         _cleanup_(json_deletep) cJSON *detail = release_monitors_dump(op);
-        const cJSON *m;
-        if (http->format == AO_HTTP_FORMAT_TEXT || req->detail) {
-                cJSON *kept = cJSON_CreateArray();
-                cJSON_ArrayForEach(m, detail)
-                {
-                        const char *name = cJSON_GetObjectItemCaseSensitive(m, "module")->valuestring;
-                        if (!req->only_module[0] || strcmp(name, req->only_module) == 0)
-                                cJSON_AddItemToArray(kept, cJSON_Duplicate(m, true));
-                }
-                cJSON *doc = wrapped("monitors", kept);
-                if (http->format != AO_HTTP_FORMAT_TEXT) {
-                        *ret_body = doc;
-                        return 200;
-                }
+        if (http->format == AO_HTTP_FORMAT_TEXT) {
+                _cleanup_(json_deletep) cJSON *doc = monitors_detail(detail, only);
                 _cleanup_free_ char *yaml = ao_yaml_emit(doc);
-                cJSON_Delete(doc);
                 return reply_text(200, ret_body, yaml);
+        }
+        if (req->detail) {
+                *ret_body = monitors_detail(detail, only);
+                return 200;
         }
         cJSON *doc = cJSON_CreateObject();
         for (size_t i = 0; i < op->modules.n; i++) {
                 const struct module *mod = &op->modules.items[i];
-                if (!mod->enabled || (req->only_module[0] && strcmp(mod->name, req->only_module) != 0))
+                if (!mod->enabled || (only[0] && strcmp(mod->name, only) != 0))
                         continue;
-                const cJSON *found = NULL;
-                cJSON_ArrayForEach(m, detail)
-                {
-                        if (strcmp(cJSON_GetObjectItemCaseSensitive(m, "module")->valuestring, mod->name) ==
-                            0)
-                                found = m;
-                }
-                if (!found) {
+                const cJSON *monitor = monitor_of(detail, mod->name);
+                if (monitor)
+                        cJSON_AddItemToObject(doc, mod->name, monitor_ids(op, monitor));
+                else
                         cJSON_AddStringToObject(doc, mod->name, "No monitor");
-                        continue;
-                }
-                size_t n = (size_t) cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(found, "objects")),
-                       k = 0;
-                _cleanup_free_ const char **ids = ao_xcalloc(n + 1, sizeof(*ids));
-                cJSON *list = cJSON_CreateArray();
-                const cJSON *o;
-                cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(found, "objects"))
-                {
-                        cJSON *id = resource_id(op, o->valuestring);
-                        cJSON_AddItemToArray(list, id);
-                        ids[k++] = id->valuestring;
-                }
-                cJSON_AddItemToObject(doc, mod->name, sorted_list(ids, n));
-                cJSON_Delete(list);
         }
         *ret_body = doc;
         return 200;
@@ -364,17 +381,17 @@ static int converge_status(struct operator_state *op, bool output_json, cJSON **
         return reply_text(200, ret_body, with_held);
 }
 
-/* A ".text" answer where there is one, the document otherwise. */
-static int text_or_document(const struct ao_http_request *http, char *text /* taken */,
-                            cJSON *doc /* taken */, cJSON **ret_body)
+/* A text answer built by the callee (taken). */
+static int reply_owned_text(char *text, cJSON **ret_body)
 {
-        if (http->format == AO_HTTP_FORMAT_TEXT) {
-                cJSON_Delete(doc);
-                *ret_body = cJSON_CreateString(text);
-        } else {
-                *ret_body = doc;
-        }
+        int status = reply_text(200, ret_body, text);
         free(text);
+        return status;
+}
+
+static int reply_document(cJSON *doc, cJSON **ret_body)
+{
+        *ret_body = doc;
         return 200;
 }
 
@@ -396,12 +413,11 @@ int state_api_handle(const struct ao_http_request *http, cJSON **ret_body, void 
         case AO_DEBUG_CONVERGE:
                 return converge_status(op, req.output_json, ret_body);
         case AO_DEBUG_QUEUE_LIST:
-                return text_or_document(http, text ? ao_queues_text_list(op->queues, req.show_empty) : NULL,
-                                        text ? NULL : ao_queues_dump_list(op->queues, req.show_empty),
-                                        ret_body);
+                return text ? reply_owned_text(ao_queues_text_list(op->queues, req.show_empty), ret_body)
+                            : reply_document(ao_queues_dump_list(op->queues, req.show_empty), ret_body);
         case AO_DEBUG_QUEUE_MAIN:
-                return text_or_document(http, text ? ao_queues_text_main(op->queues) : NULL,
-                                        text ? NULL : ao_queues_dump_main(op->queues), ret_body);
+                return text ? reply_owned_text(ao_queues_text_main(op->queues), ret_body)
+                            : reply_document(ao_queues_dump_main(op->queues), ret_body);
         case AO_DEBUG_GLOBAL_LIST:
         case AO_DEBUG_GLOBAL_VALUES:
         case AO_DEBUG_GLOBAL_CONFIG:
@@ -409,13 +425,13 @@ int state_api_handle(const struct ao_http_request *http, cJSON **ret_body, void 
         case AO_DEBUG_GLOBAL_SNAPSHOTS:
                 return global_route(op, req.route, ret_body);
         case AO_DEBUG_MODULE_LIST:
-                return text_or_document(http, text ? module_table(op) : NULL,
-                                        text ? NULL : enabled_modules(op), ret_body);
+                return text ? reply_owned_text(module_table(op), ret_body)
+                            : reply_document(enabled_modules(op), ret_body);
         case AO_DEBUG_MODULE_RESOURCE_MONITOR:
                 return resource_monitors(op, http, &req, ret_body);
         case AO_DEBUG_CONFIG_LIST:
-                return text_or_document(http, text ? runtime_config_table(op) : NULL,
-                                        text ? NULL : runtime_config_list(op), ret_body);
+                return text ? reply_owned_text(runtime_config_table(op), ret_body)
+                            : reply_document(runtime_config_list(op), ret_body);
         case AO_DEBUG_CONFIG_SET:
                 return config_set(op, http, ret_body);
         default:
