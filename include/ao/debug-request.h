@@ -40,14 +40,15 @@ enum ao_debug_route {
         AO_DEBUG_GLOBAL_SNAPSHOTS,        /* /global/snapshots */
         AO_DEBUG_MODULE_LIST,             /* /module/list */
         AO_DEBUG_MODULE_RESOURCE_MONITOR, /* /module/resource-monitor */
-        AO_DEBUG_MODULE_VALUES,           /* /module/<name>/values */
-        AO_DEBUG_MODULE_CONFIG,           /* /module/<name>/config */
-        AO_DEBUG_MODULE_PATCHES,          /* /module/<name>/patches */
-        AO_DEBUG_MODULE_SNAPSHOTS,        /* /module/<name>/snapshots */
         AO_DEBUG_GLOBAL_LIST,             /* /global/list */
         AO_DEBUG_CONFIG_LIST,             /* /config/list */
         AO_DEBUG_CONFIG_SET,              /* /config/set: POST, a form with name, value, duration */
-        AO_DEBUG_MODULE_RENDER,           /* /module/<name>/render */
+        /* The routes of one module, from here on. */
+        AO_DEBUG_MODULE_VALUES,    /* /module/<name>/values */
+        AO_DEBUG_MODULE_CONFIG,    /* /module/<name>/config */
+        AO_DEBUG_MODULE_PATCHES,   /* /module/<name>/patches */
+        AO_DEBUG_MODULE_SNAPSHOTS, /* /module/<name>/snapshots */
+        AO_DEBUG_MODULE_RENDER,    /* /module/<name>/render */
         _AO_DEBUG_ROUTE_MAX,
         _AO_DEBUG_ROUTE_INVALID = -EINVAL,
 };
