@@ -11,7 +11,7 @@
  *   - the HTTP thread only, while it runs (the main thread again after
  *     pthread_join()): ctx, listeners, stopping, drained, inflight;
  *   - any thread: ready, requests (atomics), and the pending list under lock;
- *   - the main thread only: wakeup.
+ *   - the main thread only: wakeup, deferred, last_call_id.
  */
 
 #include <pthread.h>
@@ -90,6 +90,8 @@ struct ao_http {
         char not_ready[256];          /* under lock: what /readyz says while not ready; "": the default */
         struct ao_http_call **pending_tail; /* under lock */
         bool closed;                        /* under lock: no more submissions */
+        struct ao_http_call *deferred;      /* main thread: handlers answer these later */
+        uint64_t last_call_id;              /* main thread */
 };
 
 /*
@@ -106,13 +108,26 @@ int http_bridge_init(struct ao_http *h, struct ao_reactor *reactor);
 /** Free the source, the lock and any call still listed. Main thread, after the HTTP thread is gone. */
 void http_bridge_done(struct ao_http *h);
 
+/* What a request asks of the main thread; every string is copied by http_bridge_submit(). */
+struct http_submission {
+        bool post;
+        const char *path; /* the suffix already stripped */
+        size_t path_len;
+        enum ao_http_format format;
+        const char *query;
+        size_t query_len;
+        const char *body; /* a POST's */
+        size_t body_len;
+};
+
 /**
- * Hand @req to the main thread: @path (@path_len bytes, suffix already
- * stripped) and @query (@query_len bytes) are copied. Answered 503 at once
- * when the bridge is closed or too many requests are waiting. HTTP thread.
+ * Hand @req to the main thread. Answered 503 at once when the bridge is
+ * closed or too many requests are waiting. HTTP thread.
  */
-void http_bridge_submit(struct ao_http *h, h2o_req_t *req, const char *path, size_t path_len,
-                        enum ao_http_format format, const char *query, size_t query_len);
+void http_bridge_submit(struct ao_http *h, h2o_req_t *req, const struct http_submission *s);
+
+/** Answer every deferred call 503: the server stops. Main thread, before the stop message. */
+void http_bridge_answer_deferred(struct ao_http *h);
 
 /** A reply message arrived on h->receiver: answer its request (if still there) and free it. HTTP thread. */
 void http_bridge_deliver(struct ao_http *h, h2o_multithread_message_t *message);

@@ -30,6 +30,8 @@
  *   module-group.c     handler: TASK_MODULE_GROUP_RUN (the modules of one order at once)
  *   global-sync.c      handler: TASK_KUBE_SYNC (the global hooks' Synchronization)
  *   engine.c           the handler table and the queues
+ *   runtime-config.c   the parameters `config set` changes at run time (log.level)
+ *   module-render.c    `module render`: helm template with the current values, and --diff
  *   state-api.c        answers about the state: the debug socket, /status/converge
  *   lifecycle.c        start-up, config changes and tear-down
  *   start.c            the `start` command: the reactor, processes, the runner, then the lifecycle
@@ -85,6 +87,10 @@ struct ao_kube_discovery;
 struct ao_task;
 struct hook_bindings;
 struct sync_waiter;
+struct runtime_config;
+struct render_job;
+struct ao_debug_request;
+struct ao_http_request;
 
 /* ---- hook owners ------------------------------------------------------------------------------ */
 
@@ -191,6 +197,8 @@ struct operator_state {
         struct sync_waiter *sync_waiters; /* owned: owners waiting for their monitors (bindings.c) */
         struct release_state *release_state; /* owned: helm's storage objects (release-state.c) */
         struct monitors *monitors;           /* owned: the watches of release objects (release-monitor.c) */
+        struct runtime_config *runtime;      /* owned: `config list` / `config set` (runtime-config.c) */
+        struct render_job *renders;          /* owned: `module render` answers waiting for helm */
         bool first_converge_done;
         bool converge_running;
         uint64_t converge_started_usec;
@@ -435,6 +443,20 @@ int chart_input_checksum(const struct module *mod, const char *chart, const stru
 /** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
 int release_helm_start(struct operator_state *op, struct ao_error *reterr);
 void release_helm_done(struct operator_state *op);
+/* @text: helm's stdout (valid during the call); NULL with @error. */
+typedef void release_text_done(struct operator_state *op, const char *text, size_t len,
+                               const struct ao_error *error, void *userdata);
+/**
+ * `helm template` of @mod's chart with @values (the document helm gets), as the release step
+ * renders it (`--debug` too with @debug). Returns 1 and calls @done once, later; 0 when the
+ * module has no chart (@done not called); < 0 when nothing started. Needs the helm binary
+ * (a cluster).
+ */
+int release_helm_render(struct operator_state *op, struct module *mod, const struct cJSON *values, bool debug,
+                        release_text_done *done, void *userdata, struct ao_error *reterr);
+/** `helm get manifest @release`; a release that does not exist gives "" (no error). Like the above. */
+int release_helm_manifest(struct operator_state *op, const char *release, release_text_done *done,
+                          void *userdata, struct ao_error *reterr);
 
 /* ---- cluster.c: the cluster session ------------------------------------------------------------ */
 
@@ -714,4 +736,33 @@ void lifecycle_done(struct operator_state *op);
 
 /* ---- state-api.c: the main-thread side of the debug socket and /status/converge (http.h) --- */
 
-int state_api_handle(const char *path, const char *query, struct cJSON **ret_body, void *userdata);
+int state_api_handle(const struct ao_http_request *req, struct cJSON **ret_body, void *userdata);
+
+/* ---- runtime-config.c: `config list`, `config set` ------------------------------------------------ */
+
+/** The parameters, at their defaults (log.level: LOG_LEVEL). */
+void runtime_config_init(struct operator_state *op);
+void runtime_config_done(struct operator_state *op);
+/**
+ * Set parameter @name to @value, for @duration (a Go duration; NULL or "": until set again, but
+ * `log.level debug` for 30 minutes) and apply it; logged. -ENOENT for an unknown name, -EINVAL for
+ * a bad value or duration, with the reason in @reterr.
+ */
+int runtime_config_set(struct operator_state *op, const char *name, const char *value, const char *duration,
+                       struct ao_error *reterr);
+/** [{"default","description","expireAt" (while temporary),"name","value"}], by name. */
+struct cJSON *runtime_config_list(const struct operator_state *op);
+/** The same as the Go operator's table: NAME, VALUE, EXPIRE AT, DESCRIPTION. malloc'd. */
+char *runtime_config_table(const struct operator_state *op);
+
+/* ---- module-render.c: `module render` ------------------------------------------------------------ */
+
+/**
+ * Render @mod for the debug request @request (deferred: answered by ao_http_answer() once helm and
+ * diff are done): returns AO_HTTP_DEFERRED, or at once a status with *@ret_body (a module without a
+ * chart: 200 and nothing; no helm or no values: 500 and why).
+ */
+int module_render_start(struct operator_state *op, struct module *mod, const struct ao_debug_request *req,
+                        uint64_t request, struct cJSON **ret_body);
+/** Free the renders still waiting (their helm calls are gone: after release_helm_done()). */
+void module_render_done(struct operator_state *op);

@@ -291,6 +291,7 @@ int lifecycle_start(struct operator_state *op)
         struct ao_error err = {0};
         op->state_dir = s->state_dir[0] ? ao_xstrdup(s->state_dir) : ao_xasprintf("%s/state", s->tmp_dir);
         op->releases = &release_local_ops;
+        runtime_config_init(op);
         int r = values_open(op, &err);
         if (r >= 0)
                 r = modules_load(s, op->values, &op->modules, &err);
@@ -346,6 +347,8 @@ void lifecycle_done(struct operator_state *op)
         release_state_stop(op);
         cluster_done(op);
         release_helm_done(op);
+        module_render_done(op);
+        runtime_config_done(op);
         op->schedule = ao_schedule_free(op->schedule);
         op->config_file = ao_config_file_free(op->config_file);
         hook_owner_done(&op->global);

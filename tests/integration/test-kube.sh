@@ -125,10 +125,10 @@ is "$(ctx "$work/logs/late.sh.log" 1)" \
         '{"binding":"late","objects":[{"filterResult":"cm1"},{"filterResult":"cm2"}],"type":"Synchronization"}' \
         "a binding that joins a shared informer later gets every object"
 is "$("$AO_BINARY" module snapshots kmod -o json --debug-unix-socket "$work/debug.socket" | jq -c .)" \
-        '{"hooks/late.sh":{"late":[{"filterResult":"cm1"},{"filterResult":"cm2"}]},"hooks/watch.sh":{"two":[{"filterResult":"cm2"}]}}' \
+        '{"hooks/late.sh":{"late":{"snapshot":[{"filterResult":"cm1"},{"filterResult":"cm2"}]}},"hooks/watch.sh":{"two":{"snapshot":[{"filterResult":"cm2"}]}}}' \
         "module snapshots: every hook's bindings with their current items"
 like "$("$AO_BINARY" global snapshots -o json --debug-unix-socket "$work/debug.socket" | jq -c '.["hooks/filtered.sh"]')" \
-        '^\{"cms":\[\{"filterResult":\{"a":"1"\}\},\{"filterResult":\{"b":"2"\}\}' "global snapshots: the global hooks' bindings"
+        '^\{"cms":\{"snapshot":\[\{"filterResult":\{"a":"1"\}\},\{"filterResult":\{"b":"2"\}\}' "global snapshots: the global hooks' bindings"
 
 # ---- metrics ---------------------------------------------------------------------------------------
 port=$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)

@@ -43,8 +43,12 @@ static char socket_path[256];
 
 struct handler_state {
         unsigned calls;
+        char method[8];
         char path[256];
         char query[256];
+        char body[256];
+        enum ao_http_format format;
+        uint64_t deferred; /* the id of the request /later deferred, 0: none */
 };
 
 static struct handler_state seen;
@@ -60,13 +64,29 @@ static cJSON *hello_doc(void)
         return doc;
 }
 
-static int handler(const char *path, const char *query, cJSON **ret_body, void *userdata)
+static int handler(const struct ao_http_request *req, cJSON **ret_body, void *userdata)
 {
         struct handler_state *st = userdata;
+        const char *path = req->path;
         st->calls++;
+        (void) snprintf(st->method, sizeof(st->method), "%s", req->method);
         (void) snprintf(st->path, sizeof(st->path), "%s", path);
-        (void) snprintf(st->query, sizeof(st->query), "%s", query);
+        (void) snprintf(st->query, sizeof(st->query), "%s", req->query);
+        (void) snprintf(st->body, sizeof(st->body), "%s", req->body);
+        st->format = req->format;
 
+        if (strcmp(path, "/echo") == 0 && strcmp(req->method, "POST") == 0) {
+                *ret_body = cJSON_CreateString(req->body);
+                return 200;
+        }
+        if (strcmp(req->method, "GET") != 0) {
+                *ret_body = cJSON_CreateString("405 method not allowed");
+                return 405;
+        }
+        if (strcmp(path, "/later") == 0) {
+                st->deferred = req->id;
+                return AO_HTTP_DEFERRED;
+        }
         if (strcmp(path, "/hello") == 0 || strcmp(path, "/status/converge") == 0) {
                 *ret_body = hello_doc();
                 return 200;
@@ -90,6 +110,7 @@ struct fetch {
         const char *unix_path; /* NULL: TCP */
         char url[512];
         bool post;
+        size_t post_size; /* 0: the form "x=1", else that many bytes */
         /* result */
         CURLcode code;
         long status;
@@ -128,8 +149,15 @@ static void fetch_perform(struct fetch *f)
         curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
         if (f->unix_path)
                 curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, f->unix_path);
-        if (f->post)
+        _cleanup_free_ char *big = NULL;
+        if (f->post && f->post_size) {
+                big = ao_xmalloc(f->post_size);
+                memset(big, 'a', f->post_size);
+                curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long) f->post_size);
+                curl_easy_setopt(c, CURLOPT_POSTFIELDS, big);
+        } else if (f->post) {
                 curl_easy_setopt(c, CURLOPT_POSTFIELDS, "x=1");
+        }
         f->code = curl_easy_perform(c);
         (void) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &f->status);
         char *ct = NULL;
@@ -370,12 +398,30 @@ static void test_debug_routes(void)
         tap_is_str(ao_strbuf_str(&f.body), "bad request: missing 'x'\n", "unix /bad: message and newline");
         fetch_done(&f);
 
-        calls = seen.calls;
+        /* POST goes to the handler on the unix socket, with its body; the handler says where it applies. */
         fetch_init(&f, socket_path, "http://localhost/hello.json");
         f.post = true;
+        fetch_via_main(&f);
+        tap_is_int(f.status, 405, "unix POST /hello.json: 405 from the handler");
+        tap_is_str(seen.method, "POST", "unix POST: the handler sees the method");
+        fetch_done(&f);
+
+        fetch_init(&f, socket_path, "http://localhost/echo");
+        f.post = true;
+        fetch_via_main(&f);
+        tap_is_int(f.status, 200, "unix POST /echo: 200");
+        tap_is_str(seen.body, "x=1", "unix POST /echo: the handler got the body");
+        tap_is_str(ao_strbuf_str(&f.body), "x=1", "unix POST /echo: answered");
+        fetch_done(&f);
+
+        /* A body larger than AO_HTTP_BODY_MAX never reaches the main thread. */
+        calls = seen.calls;
+        fetch_init(&f, socket_path, "http://localhost/echo");
+        f.post = true;
+        f.post_size = AO_HTTP_BODY_MAX + 1;
         fetch_perform(&f);
-        tap_is_int(f.status, 405, "unix POST /hello.json: 405");
-        tap_is_int(seen.calls, calls, "unix POST: the handler was not called");
+        tap_is_int(f.status, 413, "unix POST of AO_HTTP_BODY_MAX + 1 bytes: 413");
+        tap_is_int(seen.calls, calls, "unix POST too large: the handler was not called");
         fetch_done(&f);
 
         fetch_init(&f, socket_path, "http://localhost/metrics");
@@ -417,6 +463,31 @@ static int connect_tcp(uint16_t port, const char *partial)
         if (write(fd, partial, strlen(partial)) != (ssize_t) strlen(partial))
                 tap_bail("cannot write to the server");
         return fd;
+}
+
+/* A handler may answer later (it waits for a child process): the request waits, the loop does not. */
+static void test_deferred(struct ao_http *h)
+{
+        struct fetch f;
+        fetch_init(&f, socket_path, "http://localhost/later.text");
+        seen.deferred = 0;
+        pthread_t t = fetch_start(&f);
+        uint64_t deadline = ao_clock_now_usec() + 10 * USEC;
+        while (!seen.deferred && ao_clock_now_usec() < deadline)
+                (void) ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC);
+        tap_ok(seen.deferred != 0, "deferred: the handler kept the request's id");
+        tap_is_int(seen.format, AO_HTTP_FORMAT_TEXT, "deferred: the handler sees the format");
+        for (int i = 0; i < 5; i++)
+                (void) ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC);
+        tap_ok(!atomic_load(&f.done), "deferred: no answer yet, while the loop runs");
+
+        ao_http_answer(h, seen.deferred + 1000, 200, cJSON_CreateString("not this one\n"));
+        ao_http_answer(h, seen.deferred, 200, cJSON_CreateString("rendered\n"));
+        fetch_finish(&f, t);
+        tap_is_int(f.status, 200, "deferred: answered 200");
+        tap_is_str(ao_strbuf_str(&f.body), "rendered\n", "deferred: the later answer");
+        fetch_done(&f);
+        ao_http_answer(h, seen.deferred, 200, cJSON_CreateString("twice\n")); /* already answered: dropped */
 }
 
 static void test_stop_pending(struct ao_http *h, size_t sources_before)
@@ -581,6 +652,7 @@ int main(void)
         test_local_routes(h, m, hm);
         test_debug_routes();
         test_main_blocked(h);
+        test_deferred(h);
         test_stop_pending(h, sources_before);
 
         /* Restart on the same socket path. */
@@ -607,6 +679,21 @@ int main(void)
         tap_is_int(f.status, 200, "answered just before stop: 200, not 503");
         fetch_done(&f);
         (void) ao_http_stop(NULL);
+
+        /* A deferred request still waiting at stop is answered 503; its late answer goes nowhere. */
+        h = start("127.0.0.1", 0, socket_path, m, hm);
+        seen.deferred = 0;
+        fetch_init(&f, socket_path, "http://localhost/later");
+        t = fetch_start(&f);
+        deadline = ao_clock_now_usec() + 10 * USEC;
+        while (!seen.deferred && ao_clock_now_usec() < deadline)
+                (void) ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC);
+        h = ao_http_stop(h);
+        (void) pthread_join(t, NULL);
+        tap_is_int(f.status, 503, "deferred at stop: 503");
+        tap_is_str(ao_strbuf_str(&f.body), "the operator is shutting down\n", "deferred at stop: why");
+        fetch_done(&f);
+        ao_http_answer(h, seen.deferred, 200, cJSON_CreateString("too late\n"));
 
         test_errors(dir);
 
