@@ -15,7 +15,8 @@
  *
  * /metrics and /metrics/hooks are formatted in the HTTP thread from the
  * thread-safe registries; /healthz always answers 200; /readyz reads a flag
- * the main thread sets. Everything else is a request to the main thread:
+ * the main thread sets, or on an HA follower asks the leader's /readyz from
+ * this thread's loop. Everything else is a request to the main thread:
  * it goes through a mutex-protected list and a reactor wake-up source, the
  * main thread's handler answers with a JSON document (consistent: built in
  * one main-loop callback) or defers its answer (ao_http_answer()), and the
@@ -106,5 +107,15 @@ void ao_http_set_not_ready_reason(struct ao_http *h, const char *reason);
  * ao_http_stop()) is dropped quietly. Main thread.
  */
 void ao_http_answer(struct ao_http *h, uint64_t id, int status, struct cJSON *body);
+/**
+ * HA: this replica follows @leader (the Lease holder's identity; "" or NULL: none known yet)
+ * and /readyz answers as the leader's does: it asks http://@address:<our port>/readyz, 3 s at
+ * most, and answers 200 "HA mode is enabled and waiting for acquiring the lock." when that
+ * says 200, else 500 saying why. @address is an IP address; NULL when the identity names none.
+ * Copied. Any thread.
+ */
+void ao_http_follow_leader(struct ao_http *h, const char *leader, const char *address);
+/** /readyz answers with this replica's own readiness again (the default). Any thread. */
+void ao_http_stop_following(struct ao_http *h);
 /** Requests received since start, both listeners together (for tests and metrics). Any thread. */
 uint64_t ao_http_requests(const struct ao_http *h);

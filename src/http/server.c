@@ -111,18 +111,6 @@ static void respond_metrics(struct ao_http *h, h2o_req_t *req, struct ao_metrics
         respond_str(h, req, 200, metrics_content_type, text ? text : "");
 }
 
-/* 500 with what the operator said holds readiness back (a module that does not converge), if anything. */
-static void respond_not_ready(struct ao_http *h, h2o_req_t *req)
-{
-        char text[sizeof(h->not_ready) + 1];
-        pthread_mutex_lock(&h->lock);
-        (void) snprintf(text, sizeof(text), "%s", h->not_ready);
-        pthread_mutex_unlock(&h->lock);
-        if (text[0] == '\0')
-                (void) snprintf(text, sizeof(text), "Startup converge in progress\n");
-        respond_str(h, req, 500, text_plain, text);
-}
-
 static bool iovec_is(h2o_iovec_t v, const char *s)
 {
         return h2o_memis(v.base, v.len, s, strlen(s));
@@ -177,12 +165,9 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
                 respond_metrics(h, req, h->hook_metrics);
         else if (iovec_is(path, "/healthz"))
                 respond_str(h, req, 200, NULL, "");
-        else if (iovec_is(path, "/readyz")) {
-                if (atomic_load(&h->ready))
-                        respond_str(h, req, 200, text_plain, "Startup converge done.\n");
-                else
-                        respond_not_ready(h, req);
-        } else
+        else if (iovec_is(path, "/readyz"))
+                http_readyz_respond(h, req);
+        else
                 submit_to_main(h, route, req, false);
         return 0;
 }
@@ -308,6 +293,7 @@ static void *http_thread(void *userdata)
          */
         h->ctx.shutdown_requested = 1;
         http_bridge_close(h);
+        http_readyz_close(h);
         h->drained = drain(h, SHUT_RD) || drain(h, SHUT_RDWR);
         release_pool_chunks();
         return NULL;
@@ -517,6 +503,7 @@ static void setup_h2o(struct ao_http *h)
         h->ctx_inited = true;
         h2o_multithread_register_receiver(h->ctx.queue, &h->receiver, on_messages);
         h->receiver_registered = true;
+        http_readyz_init(h);
 
         h->tcp_listener = add_listener(h, &h->tcp_fd, &h->tcp_accept, h->tcp_hosts);
         if (h->unix_fd >= 0)
@@ -532,6 +519,7 @@ static void teardown_h2o(struct ao_http *h)
                         h2o_multithread_unregister_receiver(queue, &h->receiver);
                         h->receiver_registered = false;
                 }
+                http_readyz_done(h);
                 h2o_context_dispose(&h->ctx);
                 h->ctx_inited = false;
 #if H2O_VERSION_MAJOR == 2 && H2O_VERSION_MINOR == 2

@@ -6,6 +6,7 @@
  * (docs/LIFECYCLE.md) is a set of task types worked by the queues. Files, lowest layer first; a
  * file calls only files listed before it (tests/tools/file-graph.py checks it):
  *
+ *   leader-identity.c  the Lease holder identity, and the leader's address read back from it
  *   hook-owner.c       the hooks of one owner (global or a module) and their throttles
  *   modules.c          the module directories: names, order, values.yaml files, schemas
  *   config-file.c      the config file store (ao_config_file: config-file.h), watched with inotify
@@ -42,6 +43,7 @@
  * public API); see docs/DEVELOPING.md.
  */
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,6 +93,16 @@ struct runtime_config;
 struct render_job;
 struct ao_debug_request;
 struct ao_http_request;
+
+/* ---- the leader election's identity ------------------------------------------------------------ */
+
+/** "<pod>.<listen address, '.' and ':' as '-'>.<namespace>.pod" (malloc'd), the Go operator's. */
+char *leader_identity(const char *pod, const char *listen_address, const char *namespace_);
+/**
+ * The IP address a holder identity of that form names, as text in @out (INET6_ADDRSTRLEN
+ * bytes); false when it names none (another form, or a host name as the listen address).
+ */
+bool leader_identity_address(const char *identity, char out[INET6_ADDRSTRLEN]);
 
 /* ---- hook owners ------------------------------------------------------------------------------ */
 
@@ -494,7 +506,9 @@ int cluster_config_map_open(struct operator_state *op, cluster_config_handler *o
                             cluster_config_invalid_handler *on_invalid, struct ao_error *reterr);
 /**
  * ADDON_OPERATOR_HA: take part in the leader election and wait (running the loop) until this
- * replica leads. Losing the lease later starts a graceful shutdown (exit code 0).
+ * replica leads. Meanwhile /readyz answers with the leader's readiness (the HTTP server is
+ * told who leads as the Lease shows). Losing the lease later starts a graceful shutdown (exit
+ * code 0).
  */
 int cluster_wait_leadership(struct operator_state *op, struct ao_error *reterr);
 /** ADDON_OPERATOR_NAMESPACE, else the kubeconfig's or service account's namespace, else "default". */

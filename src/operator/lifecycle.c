@@ -274,14 +274,15 @@ static void log_modules(const struct modules *m)
 }
 
 /*
- * ADDON_OPERATOR_HA: a follower serves /metrics and answers ready (it is healthy, just not
- * working) while it waits for the lease; the leader is ready again once it has converged.
+ * ADDON_OPERATOR_HA: a follower serves /metrics and its /readyz answers as the leader's does
+ * (no leader known yet: 500) while it waits for the lease; once it leads, /readyz is its own
+ * again: ready when it has converged.
  */
 static int lead(struct operator_state *op, struct ao_error *reterr)
 {
-        ao_http_set_ready(op->http, true);
+        ao_http_follow_leader(op->http, "", NULL);
         int r = cluster_wait_leadership(op, reterr);
-        ao_http_set_ready(op->http, false);
+        ao_http_stop_following(op->http);
         return r;
 }
 

@@ -543,6 +543,125 @@ static void test_stop_pending(struct ao_http *h, size_t sources_before)
         tap_is_int(seen.calls, calls, "stop: nothing dispatched afterwards");
 }
 
+/* --- an HA follower's /readyz ------------------------------------------------ */
+
+static void expect_readyz(uint16_t port, long status, const char *body, const char *what)
+{
+        struct fetch f;
+        fetch_init(&f, NULL, "http://127.0.0.2:%u/readyz", port);
+        fetch_perform(&f);
+        tap_is_int(f.status, status, "follower: %s: %ld", what, status);
+        tap_is_str(ao_strbuf_str(&f.body), body, "follower: %s: the text", what);
+        fetch_done(&f);
+}
+
+/* A socket at @address:@port that accepts (the kernel's backlog) and never answers. */
+static int silent_listener(const char *address, uint16_t port)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+        (void) inet_pton(AF_INET, address, &sa.sin_addr);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 16) < 0)
+                tap_bail("cannot listen for the silent leader");
+        return fd;
+}
+
+static bool can_bind_ipv6_loopback(void)
+{
+        struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+        int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        bool ok = fd >= 0 && bind(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
+        if (fd >= 0)
+                (void) close(fd);
+        return ok;
+}
+
+/*
+ * The leader listens on 127.0.0.1, the follower on 127.0.0.2, on the same port (the follower
+ * asks the leader on its own port, as the Go operator does). Every /readyz of the follower is
+ * a blocking curl call in the main thread, which never runs the reactor: the follower's HTTP
+ * thread alone asks the leader.
+ */
+static void test_follower(struct ao_metrics *m, struct ao_metrics *hm)
+{
+        static const char ok_text[] = "HA mode is enabled and waiting for acquiring the lock.\n";
+        static const char not_ok_text[] =
+            "HA mode is enabled but the leader's status response code isn't OK\n";
+        static const char cannot_send[] = "HA mode is enabled but couldn't send a request to the leader\n";
+        struct ao_http *leader = start("127.0.0.1", 0, NULL, m, hm);
+        uint16_t port = ao_http_port(leader);
+        struct ao_http *follower = start("127.0.0.2", port, NULL, m, hm);
+
+        expect_readyz(port, 500, "Startup converge in progress\n", "before it follows, its own readiness");
+        ao_http_follow_leader(follower, "", NULL);
+        expect_readyz(port, 500, "HA mode is enabled but no leader is elected\n", "no holder in the Lease");
+        ao_http_follow_leader(follower, "a.my-host.ha.pod", NULL);
+        expect_readyz(port, 500, "HA mode is enabled but couldn't craft a request to the leader\n",
+                      "the holder names no address");
+        ao_http_follow_leader(follower, "a.127-0-0-1.ha.pod", "127.0.0.1");
+        expect_readyz(port, 500, not_ok_text, "the leader has not converged");
+        ao_http_set_ready(leader, true);
+        expect_readyz(port, 200, ok_text, "the leader is ready");
+
+        if (can_bind_ipv6_loopback()) {
+                struct ao_http *leader6 = start("::1", port, NULL, m, hm);
+                ao_http_set_ready(leader6, true);
+                ao_http_follow_leader(follower, "a.--1.ha.pod", "::1");
+                expect_readyz(port, 200, ok_text, "an IPv6 leader is ready");
+                (void) ao_http_stop(leader6);
+        } else {
+                tap_ok(true, "# SKIP no IPv6 loopback");
+                tap_ok(true, "# SKIP no IPv6 loopback");
+        }
+
+        ao_http_follow_leader(follower, "a.127-0-0-1.ha.pod", "127.0.0.1");
+        (void) ao_http_stop(leader);
+        expect_readyz(port, 500, cannot_send, "nothing listens at the leader's address");
+
+        /* A leader that accepts and never answers: 3 s, during which the follower serves the rest. */
+        int silent = silent_listener("127.0.0.1", port);
+        struct fetch probe, scrape;
+        uint64_t before = ao_http_requests(follower);
+        fetch_init(&probe, NULL, "http://127.0.0.2:%u/readyz", port);
+        uint64_t t0 = ao_clock_now_usec();
+        pthread_t t = fetch_start(&probe);
+        tap_ok(wait_requests(follower, before + 1), "follower: the probe reached the follower");
+        fetch_init(&scrape, NULL, "http://127.0.0.2:%u/metrics", port);
+        fetch_perform(&scrape);
+        tap_is_int(scrape.status, 200, "follower: /metrics is answered while the probe waits for the leader");
+        tap_ok(!atomic_load(&probe.done), "follower: the probe still waits");
+        fetch_done(&scrape);
+        (void) pthread_join(t, NULL);
+        uint64_t took = ao_clock_now_usec() - t0;
+        tap_is_int(probe.status, 500, "follower: a silent leader: 500");
+        tap_is_str(ao_strbuf_str(&probe.body), cannot_send, "follower: a silent leader: the text");
+        tap_ok(took >= 2900 * AO_USEC_PER_MSEC && took < 6 * USEC,
+               "follower: after the 3 s timeout (%llu ms)", (unsigned long long) (took / AO_USEC_PER_MSEC));
+        fetch_done(&probe);
+
+        /* Stopping while a probe waits for the leader answers it at once. */
+        before = ao_http_requests(follower);
+        fetch_init(&probe, NULL, "http://127.0.0.2:%u/readyz", port);
+        t = fetch_start(&probe);
+        tap_ok(wait_requests(follower, before + 1), "follower: another probe waits for the silent leader");
+        t0 = ao_clock_now_usec();
+        (void) ao_http_stop(follower);
+        (void) pthread_join(t, NULL);
+        took = ao_clock_now_usec() - t0;
+        tap_is_int(probe.status, 503, "follower: stopped while a probe waits: 503");
+        tap_ok(took < 2 * USEC, "follower: stop did not wait for the leader (%llu ms)",
+               (unsigned long long) (took / AO_USEC_PER_MSEC));
+        fetch_done(&probe);
+        (void) close(silent);
+
+        follower = start("127.0.0.2", port, NULL, m, hm);
+        ao_http_follow_leader(follower, "", NULL);
+        ao_http_stop_following(follower);
+        expect_readyz(port, 500, "Startup converge in progress\n", "leading: its own readiness again");
+        (void) ao_http_stop(follower);
+}
+
 static void test_errors(const char *dir)
 {
         struct ao_http_options o = {.listen_address = "127.0.0.1", .handler = handler, .userdata = &seen};
@@ -695,6 +814,7 @@ int main(void)
         fetch_done(&f);
         ao_http_answer(h, seen.deferred, 200, cJSON_CreateString("too late\n"));
 
+        test_follower(m, hm);
         test_errors(dir);
 
         tap_is_int(ao_reactor_count_sources(reactor), sources_before, "no source left behind");
