@@ -100,6 +100,7 @@ struct ao_hook_run_request {
         enum ao_hook_run_mode mode;
         const char *hook_name;   /* for logs and errors: "hooks/pods.sh" */
         const char *path;        /* the executable */
+        const char *python_venv; /* set: run `<venv>/bin/python3 <path>` with PYTHONHOME=<venv> */
         const char *module;      /* module name, NULL for global hooks */
         const char *values_key;  /* the module's values key ("simpleModule"), NULL for global hooks */
         const char *working_dir; /* WORKING_DIR: the hooks root */

@@ -189,6 +189,7 @@ int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hoo
                     .mode = AO_HOOK_RUN_EVENT,
                     .hook_name = hook->name,
                     .path = hook->path,
+                    .python_venv = hook->python_venv,
                     .module = mod ? mod->name : NULL,
                     .values_key = mod ? mod->values_key : NULL,
                     .working_dir = hook->working_dir,
