@@ -122,7 +122,10 @@ void http_respond(struct ao_http *h, h2o_req_t *req, int status, const char *con
 void http_readyz_init(struct ao_http *h);
 /** Answer /readyz: this replica's readiness, or as a follower the leader's. HTTP thread. */
 void http_readyz_respond(struct ao_http *h, h2o_req_t *req);
-/** Cancel the probes still waiting for the leader (answered 503) and free them all. HTTP thread, at stop. */
+/**
+ * Cancel the probes still waiting for the leader (answered 503), free them all, and answer any
+ * probe that comes in while the connections drain with 503. HTTP thread, at stop.
+ */
 void http_readyz_close(struct ao_http *h);
 /** Release the rest, before the context and the loop go. Main thread, after the HTTP thread. */
 void http_readyz_done(struct ao_http *h);

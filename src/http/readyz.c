@@ -51,6 +51,7 @@ static const char leader_not_ok[] = "HA mode is enabled but the leader's status 
 static const char cannot_send[] = "HA mode is enabled but couldn't send a request to the leader\n";
 static const char cannot_craft[] = "HA mode is enabled but couldn't craft a request to the leader\n";
 static const char no_leader[] = "HA mode is enabled but no leader is elected\n";
+static const char stopping[] = "the HTTP server is shutting down\n";
 
 struct probe_guard;
 
@@ -79,6 +80,7 @@ struct http_readyz {
         h2o_timeout_entry_t sweep; /* on ctx.zero_timeout: free the finished probes */
         struct leader_probe *probes;
         size_t waiting;
+        bool closed; /* stopping: a probe that comes in while connections drain is not started */
 };
 
 /* --- this replica's own readiness ------------------------------------------------------------ */
@@ -215,6 +217,10 @@ static void format_request(struct leader_probe *p, const struct sockaddr_storage
 static void probe_start(struct http_readyz *z, h2o_req_t *req, const struct sockaddr_storage *leader)
 {
         struct ao_http *h = z->http;
+        if (z->closed) {
+                http_respond(h, req, 503, text_plain, stopping, sizeof(stopping) - 1);
+                return;
+        }
         if (z->waiting >= PROBES_MAX) {
                 static const char busy[] = "too many readiness probes waiting for the leader\n";
                 http_respond(h, req, 503, text_plain, busy, sizeof(busy) - 1);
@@ -259,7 +265,7 @@ void http_readyz_respond(struct ao_http *h, h2o_req_t *req)
 void http_readyz_close(struct ao_http *h)
 {
         struct http_readyz *z = h->readyz;
-        static const char stopping[] = "the HTTP server is shutting down\n";
+        z->closed = true;
         for (struct leader_probe *p = z->probes; p; p = p->next)
                 if (!p->finished) {
                         h2o_http1client_cancel(p->client);
