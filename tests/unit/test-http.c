@@ -150,11 +150,18 @@ static void fetch_perform(struct fetch *f)
         if (f->unix_path)
                 curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, f->unix_path);
         _cleanup_free_ char *big = NULL;
+        struct curl_slist *expect = NULL;
         if (f->post && f->post_size) {
                 big = ao_xmalloc(f->post_size);
                 memset(big, 'a', f->post_size);
                 curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long) f->post_size);
                 curl_easy_setopt(c, CURLOPT_POSTFIELDS, big);
+                /* h2o answers 413 from the headers and closes. A body already sent and never read
+                   turns that close into a reset which can reach the client before the answer; so
+                   the client waits for the server's word before it sends the body. */
+                expect = curl_slist_append(NULL, "Expect: 100-continue");
+                curl_easy_setopt(c, CURLOPT_HTTPHEADER, expect);
+                curl_easy_setopt(c, CURLOPT_EXPECT_100_TIMEOUT_MS, 30000L);
         } else if (f->post) {
                 curl_easy_setopt(c, CURLOPT_POSTFIELDS, "x=1");
         }
@@ -164,6 +171,7 @@ static void fetch_perform(struct fetch *f)
         if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
                 (void) snprintf(f->content_type, sizeof(f->content_type), "%s", ct);
         curl_easy_cleanup(c);
+        curl_slist_free_all(expect);
         atomic_store(&f->done, true);
 }
 
