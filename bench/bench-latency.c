@@ -351,8 +351,8 @@ static void on_task(struct ao_task *t, void *userdata)
             .hook_name = "bench.sh",
             .path = b->hook_path,
             .working_dir = b->hooks_dir,
-            .binding = "bench",
-            .queue = ao_queue_name(ao_task_queue(t)),
+            .log_context =
+                &(const struct ao_log_context){.binding = "bench", .queue = ao_queue_name(ao_task_queue(t))},
             .binding_contexts = contexts,
             .values = b->values,
             .config_values = b->values,

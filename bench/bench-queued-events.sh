@@ -74,10 +74,13 @@ no_watches() { fk GET /fake/watches | python3 -c 'import json,sys; sys.exit(len(
 queues() { # prints "MAIN_LENGTH SLOW_STATUS SLOW_CONTEXTS"
         local out # the socket may not be up yet: then fail quietly
         out=$("$bin" queue list -o json --debug-unix-socket "$dir/debug.socket" 2>/dev/null) || return 1
+        # The Go operator's document ({"active": [...]}, empty queues left out), or older binaries' list.
         python3 -c 'import json,sys
-q={x["name"]: x for x in json.load(sys.stdin)}
+d=json.load(sys.stdin)
+q={x["name"]: x for x in (d if isinstance(d, list) else d["active"])}
 s=q.get("slow", {"status": "absent", "tasks": []})
-print(q["main"]["length"], s["status"].split()[0], sum(t["contexts"] for t in s["tasks"]))' <<<"$out"
+m=q.get("main", {})
+print(m.get("length", m.get("tasksCount", 0)), s["status"].split()[0], sum(t["contexts"] for t in s.get("tasks", [])))' <<<"$out"
 }
 blocked() { [ -e "$dir/started" ] && read -r main status _ < <(queues) && [ "$main" = 0 ] && [ "$status" = running ]; }
 queued() { read -r _ _ contexts < <(queues) && [ "$contexts" -ge "$1" ]; }
@@ -118,7 +121,10 @@ EOF
         after=$(rss_kb "$op_pid")
         echo "$before $after" >>"$work/$2"
         [ -n "$snapshot_kb" ] || snapshot_kb=$("$bin" global snapshots -o json --debug-unix-socket "$dir/debug.socket" |
-                python3 -c 'import json,sys; print(round(len(json.dumps(json.load(sys.stdin)["hooks/queued.sh"]["big"], separators=(",", ":"))) / 1024))')
+                python3 -c 'import json,sys
+b=json.load(sys.stdin)["hooks/queued.sh"]["big"]
+b=b["snapshot"] if isinstance(b, dict) else b  # {"snapshot": [...]}, or the list of older binaries
+print(round(len(json.dumps(b, separators=(",", ":"))) / 1024))')
         rm "$dir/hold" # the hook returns, the queued runs go (merged, not blocking), then a clean stop
         kill -TERM "$op_pid"
         local end=$((SECONDS + 60))

@@ -90,12 +90,19 @@ def clean(api, ns, deadline_s=60):
         time.sleep(0.1)  # a poll with a deadline: deletecollection has no completion event
 
 
+def main_queue_length(doc):
+    """`queue main -o json`: the Go operator's {"name", "tasksCount", ...}, or older binaries' [{"length"}]."""
+    if isinstance(doc, dict):
+        return doc.get("tasksCount", 0)
+    return sum(q.get("length", 0) for q in doc)
+
+
 def wait_idle(idle_cmd, deadline_s=120):
     """Until the operator's main queue is empty (the last heal's module run has finished)."""
     deadline = time.monotonic() + deadline_s
     while True:
         out = subprocess.run(idle_cmd, shell=True, capture_output=True, text=True)
-        if out.returncode == 0 and all(q.get("length", 0) == 0 for q in json.loads(out.stdout)):
+        if out.returncode == 0 and main_queue_length(json.loads(out.stdout)) == 0:
             return
         if time.monotonic() > deadline:
             raise SystemExit("the operator's main queue is not empty after %d s: %s %s"

@@ -53,13 +53,15 @@ static const char *const fixed_paths[] = {
     [AO_DEBUG_GLOBAL_SNAPSHOTS] = "/global/snapshots",
     [AO_DEBUG_MODULE_LIST] = "/module/list",
     [AO_DEBUG_MODULE_RESOURCE_MONITOR] = "/module/resource-monitor",
+    [AO_DEBUG_GLOBAL_LIST] = "/global/list",
+    [AO_DEBUG_CONFIG_LIST] = "/config/list",
+    [AO_DEBUG_CONFIG_SET] = "/config/set",
 };
 
 static const char *const module_whats[] = {
-    [AO_DEBUG_MODULE_VALUES] = "values",
-    [AO_DEBUG_MODULE_CONFIG] = "config",
-    [AO_DEBUG_MODULE_PATCHES] = "patches",
-    [AO_DEBUG_MODULE_SNAPSHOTS] = "snapshots",
+    [AO_DEBUG_MODULE_VALUES] = "values",   [AO_DEBUG_MODULE_CONFIG] = "config",
+    [AO_DEBUG_MODULE_PATCHES] = "patches", [AO_DEBUG_MODULE_SNAPSHOTS] = "snapshots",
+    [AO_DEBUG_MODULE_RENDER] = "render",
 };
 
 /* The path @req stands for, written back. */

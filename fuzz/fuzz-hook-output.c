@@ -101,7 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                 .output_max = OUTPUT_MAX,
                                                 .join_json_lines = data[0] & 1};
         run->env = env;
-        run->log_context.hook = "hooks/fuzz";
+        run->log_context.ctx.hook = "hooks/fuzz";
         for (int i = 0; i < 2; i++) /* no pipes: the output is fed in directly */
                 proc_output_init(&run->out[i], &env->pool, (enum ao_proc_stream) i, NULL, NULL);
 

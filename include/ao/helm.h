@@ -96,4 +96,7 @@ char **ao_helm_args_history(const char *release);
 char **ao_helm_args_get_values(const char *release);
 char **ao_helm_args_uninstall(const char *release, uint64_t timeout_usec);
 char **ao_helm_args_list(void);
+/** `template` as above plus --debug: what `module render --debug` runs. */
+char **ao_helm_args_template_debug(const char *release, const char *chart_dir, const char *values_file);
+char **ao_helm_args_get_manifest(const char *release);
 void ao_helm_args_free(char **args);

@@ -100,11 +100,15 @@ struct ao_hook_run_request {
         enum ao_hook_run_mode mode;
         const char *hook_name;   /* for logs and errors: "hooks/pods.sh" */
         const char *path;        /* the executable */
+        const char *python_venv; /* set: run `<venv>/bin/python3 <path>` with PYTHONHOME=<venv> */
         const char *module;      /* module name, NULL for global hooks */
         const char *values_key;  /* the module's values key ("simpleModule"), NULL for global hooks */
         const char *working_dir; /* WORKING_DIR: the hooks root */
-        const char *binding;     /* log context: the binding (or task) the run is for; may be NULL */
-        const char *queue;       /* log context; may be NULL */
+        /*
+         * What the run's log records carry besides module and hook (which come from the fields
+         * above): binding, queue, task, ... Borrowed for the call; may be NULL.
+         */
+        const struct ao_log_context *log_context;
         const struct cJSON *binding_contexts;       /* EVENT: the array */
         const struct ao_snapshot_source *snapshots; /* EVENT: their items; NULL: as they are */
         const struct cJSON *values;                 /* EVENT, ENABLED: the VALUES_PATH document */

@@ -22,6 +22,7 @@
  * Logs warnings (skipped files); main thread.
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,19 @@ int ao_hooks_discover(const char *root, enum ao_hook_kind kind, struct ao_hook_p
 
 void ao_hook_paths_done(struct ao_hook_paths *paths);
 
+/*
+ * Python hooks. A module hook whose file name ends in ".py" runs with the module's own Python
+ * when <module>/hooks/venv/bin/python3 is there (a file with an execute bit; a link is
+ * followed): as `<venv>/bin/python3 <hook> [--config]` with PYTHONHOME=<venv>, as the Go
+ * operator runs it. Otherwise, and for global hooks, the file runs itself (its #! line).
+ */
+#define AO_HOOKS_PYTHON_VENV "hooks/venv"
+
+/** Whether @path names a Python hook (its file name ends in ".py"). */
+bool ao_hook_is_python(const char *path);
+/** "<@module_dir>/hooks/venv" (malloc'd) when its bin/python3 can run hooks, else NULL. */
+char *ao_hooks_python_venv(const char *module_dir);
+
 struct ao_hook_runner;
 struct ao_hooks_config_pool;
 struct ao_sandbox_profile;
@@ -76,6 +90,7 @@ struct ao_hook {
         char *path;        /* owned: the executable */
         char *module;      /* owned: the module's name; NULL for global hooks */
         char *working_dir; /* owned: the hooks root, WORKING_DIR for its runs */
+        char *python_venv; /* owned: the venv a Python module hook runs with; NULL: it runs itself */
         enum ao_hook_kind kind;
         struct ao_hook_config config;
         const struct ao_sandbox_profile *profile; /* borrowed from the profiles set */

@@ -37,6 +37,8 @@ struct ao_lease_options {
         uint64_t retry_period_usec;   /* 10 s */
         void (*on_acquired)(void *userdata);
         void (*on_lost)(void *userdata);
+        /* The holder read from the Lease changed ("": none, as in a released Lease); may be NULL. */
+        void (*on_holder)(const char *holder, void *userdata);
         void *userdata;
 };
 

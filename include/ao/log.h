@@ -45,15 +45,20 @@ struct ao_log_field {
 
 /**
  * What the calling thread is working on. Every line logged while a context is
- * installed carries its non-NULL fields. Strings are borrowed: they must
- * outlive the installation (see ao_log_context_swap()).
+ * installed carries its non-NULL fields, in this order, under the key in the
+ * comment (the Go operator's keys). Strings are borrowed: they must outlive
+ * the installation (see ao_log_context_swap()). Only pointers to strings.
  */
 struct ao_log_context {
-        const char *module;
-        const char *hook;
-        const char *binding;
-        const char *queue;
-        const char *task;
+        const char *module;      /* module */
+        const char *hook;        /* hook */
+        const char *hook_type;   /* hook.type: "global" or "module" */
+        const char *binding;     /* binding: the binding's name */
+        const char *event;       /* event: the binding's type ("kubernetes", "beforeHelm", ...) */
+        const char *watch_event; /* watchEvent: "Added", "Modified" or "Deleted" for a kubernetes event */
+        const char *queue;       /* queue */
+        const char *task;        /* task: the task's type ("ModuleRun", "GlobalHookRun", ...) */
+        const char *event_type;  /* event.type: what started the work (a metric's activation) */
 };
 
 struct ao_log_options {
@@ -105,6 +110,14 @@ void ao_log_full(enum ao_log_level level, const struct ao_log_field *fields, siz
  * `return ao_log_errno(AO_LOG_ERROR, r, "...")`.
  */
 int ao_log_errno(enum ao_log_level level, int r, const char *fmt, ...) _printf_(3, 4);
+
+/** A context that owns copies of its strings, for one that outlives what it was built from. */
+struct ao_log_context_copy {
+        struct ao_log_context ctx;                                            /* points into _strings */
+        char *_strings[sizeof(struct ao_log_context) / sizeof(const char *)]; /* owned */
+};
+void ao_log_context_copy_init(struct ao_log_context_copy *c, const struct ao_log_context *from);
+void ao_log_context_copy_done(struct ao_log_context_copy *c);
 
 /**
  * Install @ctx as the calling thread's context and return the previous one,

@@ -82,7 +82,7 @@ struct ao_proc_spec {
         int stdout_fd; /* > 2: the child's stdout is this fd (borrowed, e.g. a file), not logged; else a pipe */
         const struct ao_sandbox_profile *profile; /* borrowed; NULL: no sandbox at all */
         uint64_t timeout_usec;                    /* 0: none */
-        struct ao_log_context log_context;        /* module/hook/binding for output and violation lines */
+        struct ao_log_context log_context;        /* for output and violation lines; its strings are copied */
         ao_proc_line_handler *on_line;            /* NULL: log each line at info */
         ao_proc_exit_handler *on_exit;            /* required; called exactly once */
         void *userdata;

@@ -206,3 +206,20 @@ char *ao_queue_status(const struct ao_queue *q);
  * since their last attempt ended). "contexts" counts the binding contexts.
  */
 struct cJSON *ao_queues_dump(const struct ao_queues *qs);
+
+/*
+ * The Go operator's documents (`queue list`, `queue main`), built from ao_queues_dump():
+ *   list: {"active":[queue...],"empty":[...],"summary":{"mainQueueTasks":N,
+ *          "otherQueues":{"active":N,"empty":N,"tasks":N},"totalTasks":N}}
+ *         "empty" only with @show_empty and a queue besides main; queues main first, then by name;
+ *   queue: {"name":..,"tasksCount":N,"status":..,"tasks":[{"index":1,"description":..,
+ *          "failures":..,"waitingSeconds":..,"contexts":..}]} (an empty queue: name and tasksCount;
+ *          "tasks" left out when there are none; failures, waitingSeconds and contexts are ours).
+ * The main queue always exists. The text forms are the Go operator's: each active queue as "Queue 'main': length N, status: '..'",
+ * a blank line and " 1. <description>" lines (":failures N" after a failed task's), then with
+ * @show_empty "Empty queues (N):", then "Summary:" lines.
+ */
+struct cJSON *ao_queues_dump_list(const struct ao_queues *qs, bool show_empty);
+struct cJSON *ao_queues_dump_main(const struct ao_queues *qs);
+char *ao_queues_text_list(const struct ao_queues *qs, bool show_empty);
+char *ao_queues_text_main(const struct ao_queues *qs);

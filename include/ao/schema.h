@@ -59,5 +59,8 @@ bool ao_schema_has(const struct ao_schema *s, enum ao_schema_kind kind);
 int ao_schema_validate(const struct ao_schema *s, enum ao_schema_kind kind, const char *root_name,
                        const struct cJSON *value, char **ret_errors);
 
-/** Fill in `default`s from @kind's schema where @value lacks the key (recursing into properties and items). */
+/**
+ * Fill in `default`s from @kind's schema where @value lacks the key, recursing into properties and a
+ * single items schema.
+ */
 void ao_schema_apply_defaults(const struct ao_schema *s, enum ao_schema_kind kind, struct cJSON *value);

@@ -128,6 +128,9 @@ struct ao_cli {
         bool with_global;      /* debug commands: -g/--global (module values with the global section) */
         bool watch;            /* debug commands: -w/--watch, redraw until interrupted */
         double watch_interval; /* --interval/-t seconds between redraws; 0 when not given */
+        bool show_empty;       /* debug commands: -e/--show-empty (queue list) */
+        bool render_debug;     /* debug commands: --debug (module render: helm template --debug) */
+        bool render_diff;      /* debug commands: --diff (module render: against the release) */
         struct ao_settings_notice *notices;
         size_t n_notices;
         struct ao_cli_origin *_origins; /* private: where each setting came from; owned */

@@ -181,6 +181,15 @@ static int scan_argv(struct argv_scan *scan, struct ao_cli *cli, int argc, char 
                 } else if (strcmp(arg, "-w") == 0 || strcmp(arg, "--watch") == 0) {
                         cli->watch = true;
                         r = 0;
+                } else if (strcmp(arg, "-e") == 0 || strcmp(arg, "--show-empty") == 0) {
+                        cli->show_empty = true;
+                        r = 0;
+                } else if (strcmp(arg, "--debug") == 0) {
+                        cli->render_debug = true;
+                        r = 0;
+                } else if (strcmp(arg, "--diff") == 0) {
+                        cli->render_diff = true;
+                        r = 0;
                 } else if (is_interval_flag(arg)) {
                         r = take_interval(cli, argc, argv, &i, reterr);
                 } else if (arg[1] != '-')

@@ -96,6 +96,18 @@ char **ao_helm_args_list(void)
         return args_of("list", "--all", "--max", "0", "--output", "json", NULL);
 }
 
+char **ao_helm_args_template_debug(const char *release, const char *chart_dir, const char *values_file)
+{
+        char **v = ao_helm_args_template(release, chart_dir, values_file);
+        append(&v, "--debug", NULL);
+        return v;
+}
+
+char **ao_helm_args_get_manifest(const char *release)
+{
+        return args_of("get", "manifest", release, NULL);
+}
+
 void ao_helm_args_free(char **args)
 {
         for (size_t i = 0; args && args[i]; i++)

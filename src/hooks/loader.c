@@ -29,6 +29,7 @@ struct load {
         struct ao_hook_runner *runner;
         struct ao_hooks_load_request req; /* strings below are owned copies */
         char *root, *module, *module_dir, *default_profile;
+        char *python_venv; /* the module's hooks/venv, looked for once per load; NULL: none */
         struct ao_hook_paths paths;
         struct ao_hook *hooks; /* one per path, owned until handed over; unstarted ones are zeroed */
         struct config_run *runs;
@@ -53,6 +54,7 @@ static void load_free(struct load *l)
         free(l->module);
         free(l->module_dir);
         free(l->default_profile);
+        free(l->python_venv);
         free(l);
 }
 
@@ -147,14 +149,24 @@ static int start_one(struct load *l, size_t index, struct ao_error *reterr)
         int r = select_profile(l, p, &hook->profile, reterr);
         if (r < 0)
                 return r;
+        if (l->req.kind == AO_HOOK_MODULE && ao_hook_is_python(p->path)) {
+                if (l->python_venv)
+                        hook->python_venv = ao_xstrdup(l->python_venv);
+                else
+                        ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"module", l->module}, {"hook", p->name}),
+                                    "module '%s': hook '%s' is a Python hook but the module has no "
+                                    "%s/bin/python3: it runs through its own #! line",
+                                    l->module, p->name, AO_HOOKS_PYTHON_VENV);
+        }
         l->runs[index] = (struct config_run){.load = l, .index = index};
         struct ao_hook_run_request run = {
             .mode = AO_HOOK_RUN_CONFIG,
             .hook_name = hook->name,
             .path = hook->path,
+            .python_venv = hook->python_venv,
             .module = hook->module,
             .working_dir = hook->working_dir,
-            .binding = "--config",
+            .log_context = &(const struct ao_log_context){.binding = "--config"},
             .profile = hook->profile,
             .timeout_usec = l->req.timeout_usec ? l->req.timeout_usec : AO_HOOKS_CONFIG_TIMEOUT_USEC,
             .on_done = on_config,
@@ -227,6 +239,8 @@ int ao_hooks_load(struct ao_hook_runner *runner, const struct ao_hooks_load_requ
                 load_free(l);
                 return r;
         }
+        if (req->kind == AO_HOOK_MODULE && req->module_dir)
+                l->python_venv = ao_hooks_python_venv(req->module_dir);
         l->hooks = ao_xcalloc(l->paths.n ? l->paths.n : 1, sizeof(*l->hooks));
         l->runs = ao_xcalloc(l->paths.n ? l->paths.n : 1, sizeof(*l->runs));
         start_more(l, false);
@@ -246,6 +260,7 @@ void ao_hook_done(struct ao_hook *hook)
         free(hook->path);
         free(hook->module);
         free(hook->working_dir);
+        free(hook->python_venv);
         ao_hook_config_done(&hook->config);
         *hook = (struct ao_hook){0};
 }

@@ -63,7 +63,7 @@ struct hook_run {
         struct ao_hook_runner *runner;
         struct hook_run *prev, *next; /* the runner's active list */
         enum ao_hook_run_mode mode;
-        char *hook_name, *module, *values_key, *binding, *queue; /* owned */
+        char *hook_name, *module, *values_key;    /* owned */
         struct run_dir dir;                       /* owned: the run directory; path NULL: none */
         char *key;                                /* owned: whose idle directory it may reuse; NULL: none */
         const struct ao_sandbox_profile *profile; /* borrowed: outlives the run, as for the proc layer */
@@ -140,8 +140,6 @@ static void run_free(struct hook_run *run)
         free(run->hook_name);
         free(run->module);
         free(run->values_key);
-        free(run->binding);
-        free(run->queue);
         free(run->key);
         free(run);
 }
@@ -185,8 +183,6 @@ static struct hook_run *run_new(struct ao_hook_runner *runner, const struct ao_h
         run->hook_name = ao_xstrdup(req->hook_name);
         run->module = dup_or_null(req->module);
         run->values_key = dup_or_null(req->values_key);
-        run->binding = dup_or_null(req->binding);
-        run->queue = dup_or_null(req->queue);
         run->on_done = req->on_done;
         run->userdata = req->userdata;
         run->profile = req->profile;
@@ -308,16 +304,27 @@ static char *absolute_path(const struct ao_hook_runner *runner, const char *path
         return ao_xasprintf("%s/%s", runner->cwd, path);
 }
 
-/* The operator's environment plus the paths this mode hands over. */
+static bool is_python_home(const char *entry)
+{
+        return strncmp(entry, "PYTHONHOME=", strlen("PYTHONHOME=")) == 0;
+}
+
+/*
+ * The operator's environment plus the paths this mode hands over, and for a hook run with its
+ * module's venv, PYTHONHOME naming that venv (replacing the operator's own, if it has one).
+ */
 static void build_env(const struct hook_run *run, const struct ao_hook_run_request *req,
-                      struct env_builder *b)
+                      const char *python_home, struct env_builder *b)
 {
         const struct ao_hook_runner *runner = run->runner;
-        size_t max = runner->n_base_env + AO_ARRAY_SIZE(protocol_variables) + 1;
+        size_t max = runner->n_base_env + AO_ARRAY_SIZE(protocol_variables) + 2;
         b->env = ao_xcalloc(max, sizeof(char *));
-        b->owned = ao_xcalloc(AO_ARRAY_SIZE(protocol_variables), sizeof(char *));
-        memcpy(b->env, runner->base_env, runner->n_base_env * sizeof(char *));
-        b->n = runner->n_base_env;
+        b->owned = ao_xcalloc(AO_ARRAY_SIZE(protocol_variables) + 1, sizeof(char *));
+        for (size_t i = 0; i < runner->n_base_env; i++)
+                if (!python_home || !is_python_home(runner->base_env[i]))
+                        b->env[b->n++] = runner->base_env[i];
+        if (python_home)
+                env_set(b, "PYTHONHOME", python_home, NULL);
         if (req->working_dir) {
                 _cleanup_free_ char *working_dir = absolute_path(runner, req->working_dir);
                 env_set(b, "WORKING_DIR", working_dir, NULL);
@@ -432,26 +439,38 @@ static char *directory_of(const char *path)
         return slash == path ? ao_xstrdup("/") : ao_xstrndup(path, (size_t) (slash - path));
 }
 
+/* The request's context with the run's module and hook; the proc copies its strings. */
+static struct ao_log_context run_log_context(const struct hook_run *run,
+                                             const struct ao_hook_run_request *req)
+{
+        struct ao_log_context ctx = req->log_context ? *req->log_context : (struct ao_log_context){0};
+        ctx.module = run->module;
+        ctx.hook = run->hook_name;
+        return ctx;
+}
+
 static int spawn(struct hook_run *run, const struct ao_hook_run_request *req, int stdout_fd,
                  struct ao_error *reterr)
 {
-        struct env_builder env = {0};
-        build_env(run, req, &env);
         _cleanup_free_ char *path = absolute_path(run->runner, req->path);
         _cleanup_free_ char *cwd = directory_of(path);
-        char *argv[] = {path, req->mode == AO_HOOK_RUN_CONFIG ? (char *) "--config" : NULL, NULL};
+        _cleanup_free_ char *venv = req->python_venv ? absolute_path(run->runner, req->python_venv) : NULL;
+        _cleanup_free_ char *python = venv ? ao_xasprintf("%s/bin/python3", venv) : NULL;
+        struct env_builder env = {0};
+        build_env(run, req, venv, &env);
+        char *config_flag = req->mode == AO_HOOK_RUN_CONFIG ? (char *) "--config" : NULL;
+        /* With a venv, its interpreter runs the hook file, as the Go operator runs Python hooks. */
+        char *argv_self[] = {path, config_flag, NULL};
+        char *argv_python[] = {python, path, config_flag, NULL};
         struct ao_proc_spec spec = {
-            .path = path,
-            .argv = argv,
+            .path = python ? python : path,
+            .argv = python ? argv_python : argv_self,
             .envp = env.env,
             .cwd = cwd,
             .stdout_fd = stdout_fd,
             .profile = req->profile,
             .timeout_usec = req->timeout_usec,
-            .log_context = {.module = run->module,
-                            .hook = run->hook_name,
-                            .binding = run->binding,
-                            .queue = run->queue},
+            .log_context = run_log_context(run, req),
             .on_line = on_line,
             .on_exit = on_child_exit,
             .userdata = run,

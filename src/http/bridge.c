@@ -8,7 +8,9 @@
  *   2. the main thread's wake-up callback takes the whole list, runs the
  *      handler for each call (the answer is one consistent cJSON document,
  *      built inside one main-loop callback) and sends the call back as an
- *      h2o multithread message;
+ *      h2o multithread message; a handler that defers its answer (it waits
+ *      for a child process) leaves the call in the main thread's deferred
+ *      list until ao_http_answer() finds it by its id and sends it back;
  *   3. the HTTP thread formats the document for the requested suffix,
  *      answers the request and frees the call.
  *
@@ -18,7 +20,9 @@
  * thread closes the list and answers what is still waiting with 503; calls
  * the main thread took earlier have been sent back already (it is the main
  * thread that calls ao_http_stop()) and arrive before the stop message, as
- * a receiver's messages are delivered in order. So a main thread that never
+ * a receiver's messages are delivered in order; deferred calls are answered
+ * 503 by ao_http_stop() before it sends the stop message, and a later
+ * ao_http_answer() for them finds nothing. So a main thread that never
  * answers costs nothing but a 503.
  */
 #include <pthread.h>
@@ -45,8 +49,15 @@ struct ao_http_call {
 
         /* Set by the HTTP thread at submission, then read-only. */
         enum ao_http_format format;
+        bool post;
         char *path;  /* owned */
         char *query; /* owned */
+        char *body;  /* owned: a POST's body, NUL-terminated */
+        size_t body_len;
+
+        /* The main thread's: the id ao_http_answer() names, and the deferred list. */
+        uint64_t id;
+        struct ao_http_call *deferred_next;
 
         /* The HTTP thread's view: NULL once h2o disposed of the request. */
         h2o_req_t *req;
@@ -54,7 +65,7 @@ struct ao_http_call {
 
         /* The main thread's answer. */
         int status;
-        cJSON *body; /* owned */
+        cJSON *answer; /* owned */
 };
 
 /* Lives in the request's pool; h2o calls guard_dispose() when the pool is cleared. */
@@ -77,7 +88,8 @@ static void call_free(struct ao_http_call *c)
                 return;
         free(c->path);
         free(c->query);
-        cJSON_Delete(c->body);
+        free(c->body);
+        cJSON_Delete(c->answer);
         free(c);
 }
 
@@ -92,17 +104,44 @@ static void guard_dispose(void *p)
 
 /* --- main thread ----------------------------------------------------------- */
 
-static void call_run(struct ao_http *h, struct ao_http_call *c)
+/* A handler's answer, checked: no answer or no handler is a 404. */
+static void call_set_answer(struct ao_http *h, struct ao_http_call *c, int status, cJSON *answer)
 {
-        cJSON *body = NULL;
+        if (!h->handler || (status == 404 && !answer)) {
+                cJSON_Delete(answer);
+                answer = cJSON_CreateString("404 page not found");
+        }
+        c->status = status;
+        c->answer = answer;
+}
+
+/* Run the handler; false when it deferred its answer (the call then waits in h->deferred). */
+static bool call_run(struct ao_http *h, struct ao_http_call *c)
+{
+        cJSON *answer = NULL;
         int status = 404;
 
-        if (h->handler)
-                status = h->handler(c->path, c->query, &body, h->userdata);
-        if (!h->handler || (status == 404 && !body))
-                body = cJSON_CreateString("404 page not found");
-        c->status = status;
-        c->body = body;
+        c->id = ++h->last_call_id;
+        if (h->handler) {
+                struct ao_http_request req = {
+                    .method = c->post ? "POST" : "GET",
+                    .path = c->path,
+                    .query = c->query,
+                    .format = c->format,
+                    .body = c->body ? c->body : "",
+                    .body_len = c->body_len,
+                    .id = c->id,
+                };
+                status = h->handler(&req, &answer, h->userdata);
+        }
+        if (h->handler && status == AO_HTTP_DEFERRED) {
+                cJSON_Delete(answer);
+                c->deferred_next = h->deferred;
+                h->deferred = c;
+                return false;
+        }
+        call_set_answer(h, c, status, answer);
+        return true;
 }
 
 /* Take every waiting call off the list at once (and refuse new ones when @close). */
@@ -127,10 +166,32 @@ static int on_wakeup(struct ao_source *s, void *userdata)
                 struct ao_http_call *c = list;
                 list = c->next;
                 c->next = NULL;
-                call_run(h, c);
-                h2o_multithread_send_message(&h->receiver, &c->message);
+                if (call_run(h, c))
+                        h2o_multithread_send_message(&h->receiver, &c->message);
         }
         return 0;
+}
+
+void ao_http_answer(struct ao_http *h, uint64_t id, int status, cJSON *answer)
+{
+        struct ao_http_call **p = h ? &h->deferred : NULL;
+        while (p && *p && (*p)->id != id)
+                p = &(*p)->deferred_next;
+        if (!p || !*p) {
+                cJSON_Delete(answer);
+                return;
+        }
+        struct ao_http_call *c = *p;
+        *p = c->deferred_next;
+        c->deferred_next = NULL;
+        call_set_answer(h, c, status, answer);
+        h2o_multithread_send_message(&h->receiver, &c->message);
+}
+
+void http_bridge_answer_deferred(struct ao_http *h)
+{
+        while (h->deferred)
+                ao_http_answer(h, h->deferred->id, 503, cJSON_CreateString("the operator is shutting down"));
 }
 
 int http_bridge_init(struct ao_http *h, struct ao_reactor *reactor)
@@ -173,8 +234,7 @@ static void respond_unavailable(struct ao_http *h, h2o_req_t *req, const char *w
         http_respond(h, req, 503, text_plain, text, strlen(text));
 }
 
-void http_bridge_submit(struct ao_http *h, h2o_req_t *req, const char *path, size_t path_len,
-                        enum ao_http_format format, const char *query, size_t query_len)
+void http_bridge_submit(struct ao_http *h, h2o_req_t *req, const struct http_submission *s)
 {
         if (h->inflight >= AO_HTTP_MAX_INFLIGHT) {
                 respond_unavailable(h, req, "too many requests waiting for the main loop");
@@ -182,9 +242,14 @@ void http_bridge_submit(struct ao_http *h, h2o_req_t *req, const char *path, siz
         }
 
         struct ao_http_call *c = ao_xcalloc(1, sizeof(*c));
-        c->format = format;
-        c->path = ao_xstrndup(path, path_len);
-        c->query = ao_xstrndup(query, query_len);
+        c->format = s->format;
+        c->post = s->post;
+        c->path = ao_xstrndup(s->path, s->path_len);
+        c->query = ao_xstrndup(s->query, s->query_len);
+        if (s->post) {
+                c->body = ao_xstrndup(s->body, s->body_len);
+                c->body_len = strlen(c->body); /* a NUL in a form body ends it */
+        }
         c->req = req;
         c->guard = h2o_mem_alloc_shared(&req->pool, sizeof(struct call_guard), guard_dispose);
         c->guard->call = c;
@@ -244,15 +309,15 @@ static void respond_call(struct ao_http *h, h2o_req_t *req, struct ao_http_call 
         if (status < 100 || status > 599) {
                 text = ao_xasprintf("internal error: the handler returned %d\n", status);
                 status = 500;
-        } else if (!c->body) {
+        } else if (!c->answer) {
                 text = ao_xstrdup("");
-        } else if (status >= 400 && cJSON_IsString(c->body)) {
+        } else if (status >= 400 && cJSON_IsString(c->answer)) {
                 /* Errors read as Go's http.Error() writes them: the message and a newline, in plain text. */
-                const char *msg = c->body->valuestring;
+                const char *msg = c->answer->valuestring;
                 size_t n = strlen(msg);
                 text = n > 0 && msg[n - 1] == '\n' ? ao_xstrdup(msg) : ao_xasprintf("%s\n", msg);
         } else {
-                text = format_body(c->body, c->format, &content_type);
+                text = format_body(c->answer, c->format, &content_type);
                 if (!text) {
                         text = ao_xstrdup("internal error: cannot format the answer\n");
                         content_type = text_plain;
@@ -283,7 +348,7 @@ void http_bridge_close(struct ao_http *h)
                 list = c->next;
                 c->next = NULL;
                 c->status = 503;
-                c->body = cJSON_CreateString("the HTTP server is shutting down");
+                c->answer = cJSON_CreateString("the HTTP server is shutting down");
                 http_bridge_deliver(h, &c->message);
         }
 }

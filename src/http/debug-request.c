@@ -52,16 +52,18 @@ static const struct {
     {"/global/snapshots", AO_DEBUG_GLOBAL_SNAPSHOTS},
     {"/module/list", AO_DEBUG_MODULE_LIST},
     {"/module/resource-monitor", AO_DEBUG_MODULE_RESOURCE_MONITOR},
+    {"/global/list", AO_DEBUG_GLOBAL_LIST},
+    {"/config/list", AO_DEBUG_CONFIG_LIST},
+    {"/config/set", AO_DEBUG_CONFIG_SET},
 };
 
 static const struct {
         const char *what;
         enum ao_debug_route route;
 } module_routes[] = {
-    {"values", AO_DEBUG_MODULE_VALUES},
-    {"config", AO_DEBUG_MODULE_CONFIG},
-    {"patches", AO_DEBUG_MODULE_PATCHES},
-    {"snapshots", AO_DEBUG_MODULE_SNAPSHOTS},
+    {"values", AO_DEBUG_MODULE_VALUES},   {"config", AO_DEBUG_MODULE_CONFIG},
+    {"patches", AO_DEBUG_MODULE_PATCHES}, {"snapshots", AO_DEBUG_MODULE_SNAPSHOTS},
+    {"render", AO_DEBUG_MODULE_RENDER},
 };
 
 static int unknown_path(struct ao_error *reterr)
@@ -167,22 +169,47 @@ static int parse_bool(const char *s, bool *ret)
         return -EINVAL;
 }
 
-/* Query keys this API reads; a bit each, to keep the first of repeated keys. */
+/* The boolean query keys this API reads, each a flag of the request; the first of repeated keys counts. */
+static bool *bool_key(struct ao_debug_request *req, const char *key, unsigned *bit)
+{
+        static const char *const keys[] = {"global", "showEmpty", "debug", "diff", "detail"};
+        bool *const flags[] = {&req->global, &req->show_empty, &req->debug, &req->diff, &req->detail};
+
+        for (size_t i = 0; i < AO_ARRAY_SIZE(keys); i++) {
+                if (strcmp(key, keys[i]) == 0) {
+                        *bit = 1u << i;
+                        return flags[i];
+                }
+        }
+        return NULL;
+}
+
+/* Bits of the keys seen already, past those of bool_key(). */
 enum {
-        SEEN_GLOBAL = 1 << 0,
-        SEEN_OUTPUT = 1 << 1
+        SEEN_OUTPUT = 1 << 8,
+        SEEN_MODULE = 1 << 9,
 };
 
 static int apply_pair(const char *key, const char *value, unsigned *seen, struct ao_debug_request *req,
                       struct ao_error *reterr)
 {
-        if (strcmp(key, "global") == 0 && !(*seen & SEEN_GLOBAL)) {
-                *seen |= SEEN_GLOBAL;
-                if (parse_bool(value, &req->global) < 0)
-                        return query_error(reterr, "global is not a boolean:", value, strlen(value));
+        unsigned bit = 0;
+        bool *flag = bool_key(req, key, &bit);
+
+        if (flag && !(*seen & bit)) {
+                *seen |= bit;
+                if (parse_bool(value, flag) < 0) {
+                        _cleanup_free_ char *what = ao_xasprintf("%s is not a boolean:", key);
+                        return query_error(reterr, what, value, strlen(value));
+                }
         } else if (strcmp(key, "output") == 0 && !(*seen & SEEN_OUTPUT)) {
                 *seen |= SEEN_OUTPUT;
                 req->output_json = strcmp(value, "json") == 0;
+        } else if (strcmp(key, "module") == 0 && !(*seen & SEEN_MODULE)) {
+                *seen |= SEEN_MODULE;
+                if (strlen(value) > AO_DEBUG_MODULE_NAME_MAX)
+                        return query_error(reterr, "module name too long:", value, strlen(value));
+                strcpy(req->only_module, value);
         }
         return 0;
 }
@@ -211,6 +238,32 @@ static int parse_query(const char *query, struct ao_debug_request *req, struct a
                         int r = parse_pair(p, len, &seen, req, reterr);
                         if (r < 0)
                                 return r;
+                }
+                p += len;
+                if (*p == '&')
+                        p++;
+        }
+        return 0;
+}
+
+bool ao_debug_route_is_post(enum ao_debug_route route)
+{
+        return route == AO_DEBUG_CONFIG_SET;
+}
+
+int ao_debug_form_get(const char *form, const char *key, char **ret, struct ao_error *reterr)
+{
+        *ret = NULL;
+        for (const char *p = form; *p;) {
+                size_t len = strcspn(p, "&");
+                const char *eq = memchr(p, '=', len);
+                size_t key_len = eq ? (size_t) (eq - p) : len;
+                _cleanup_free_ char *k = query_unescape(p, key_len);
+                if (!k)
+                        return query_error(reterr, "invalid %-escape in", p, len);
+                if (strcmp(k, key) == 0) {
+                        *ret = eq ? query_unescape(eq + 1, len - key_len - 1) : ao_xstrdup("");
+                        return *ret ? 1 : query_error(reterr, "invalid %-escape in", p, len);
                 }
                 p += len;
                 if (*p == '&')

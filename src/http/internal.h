@@ -10,8 +10,11 @@
  *     options, port, loop, config, hosts, accept contexts;
  *   - the HTTP thread only, while it runs (the main thread again after
  *     pthread_join()): ctx, listeners, stopping, drained, inflight;
- *   - any thread: ready, requests (atomics), and the pending list under lock;
- *   - the main thread only: wakeup.
+ *   - any thread: ready, requests (atomics), and the pending list, not_ready and leader under
+ *     lock;
+ *   - readyz: made by the main thread before the thread exists, then the HTTP thread's (the
+ *     main thread's again after pthread_join());
+ *   - the main thread only: wakeup, deferred, last_call_id.
  */
 
 #include <pthread.h>
@@ -19,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <h2o.h>
@@ -28,6 +32,14 @@
 
 struct ao_source;
 struct ao_http_call;
+struct http_readyz;
+
+/* Whom /readyz follows (readyz.c). */
+struct http_leader {
+        bool following;                  /* an HA follower: /readyz answers as the leader's */
+        bool known;                      /* the Lease names a holder */
+        struct sockaddr_storage address; /* where its /readyz is; AF_UNSPEC: its identity names none */
+};
 
 /* At most this many requests wait for the main thread; more are answered 503 (no unbounded queue). */
 #define AO_HTTP_MAX_INFLIGHT 256
@@ -82,14 +94,19 @@ struct ao_http {
         pthread_t thread;
         bool thread_started;
 
+        struct http_readyz *readyz; /* owned: the follower's probes of the leader */
+
         /* The bridge (bridge.c). */
         struct ao_source *wakeup; /* owned; a wake-up source on the main thread's reactor */
         pthread_mutex_t lock;
         bool lock_inited;
         struct ao_http_call *pending; /* under lock: submitted, not yet taken by the main thread */
         char not_ready[256];          /* under lock: what /readyz says while not ready; "": the default */
+        struct http_leader leader;    /* under lock */
         struct ao_http_call **pending_tail; /* under lock */
         bool closed;                        /* under lock: no more submissions */
+        struct ao_http_call *deferred;      /* main thread: handlers answer these later */
+        uint64_t last_call_id;              /* main thread */
 };
 
 /*
@@ -99,6 +116,20 @@ struct ao_http {
 void http_respond(struct ao_http *h, h2o_req_t *req, int status, const char *content_type, const char *body,
                   size_t len);
 
+/* readyz.c */
+
+/** The probes' timeout and client context, on h->loop. Main thread, in setup. */
+void http_readyz_init(struct ao_http *h);
+/** Answer /readyz: this replica's readiness, or as a follower the leader's. HTTP thread. */
+void http_readyz_respond(struct ao_http *h, h2o_req_t *req);
+/**
+ * Cancel the probes still waiting for the leader (answered 503), free them all, and answer any
+ * probe that comes in while the connections drain with 503. HTTP thread, at stop.
+ */
+void http_readyz_close(struct ao_http *h);
+/** Release the rest, before the context and the loop go. Main thread, after the HTTP thread. */
+void http_readyz_done(struct ao_http *h);
+
 /* bridge.c */
 
 /** The wake-up source on @reactor and the pending list. Main thread, before the HTTP thread starts. */
@@ -106,13 +137,26 @@ int http_bridge_init(struct ao_http *h, struct ao_reactor *reactor);
 /** Free the source, the lock and any call still listed. Main thread, after the HTTP thread is gone. */
 void http_bridge_done(struct ao_http *h);
 
+/* What a request asks of the main thread; every string is copied by http_bridge_submit(). */
+struct http_submission {
+        bool post;
+        const char *path; /* the suffix already stripped */
+        size_t path_len;
+        enum ao_http_format format;
+        const char *query;
+        size_t query_len;
+        const char *body; /* a POST's */
+        size_t body_len;
+};
+
 /**
- * Hand @req to the main thread: @path (@path_len bytes, suffix already
- * stripped) and @query (@query_len bytes) are copied. Answered 503 at once
- * when the bridge is closed or too many requests are waiting. HTTP thread.
+ * Hand @req to the main thread. Answered 503 at once when the bridge is
+ * closed or too many requests are waiting. HTTP thread.
  */
-void http_bridge_submit(struct ao_http *h, h2o_req_t *req, const char *path, size_t path_len,
-                        enum ao_http_format format, const char *query, size_t query_len);
+void http_bridge_submit(struct ao_http *h, h2o_req_t *req, const struct http_submission *s);
+
+/** Answer every deferred call 503: the server stops. Main thread, before the stop message. */
+void http_bridge_answer_deferred(struct ao_http *h);
 
 /** A reply message arrived on h->receiver: answer its request (if still there) and free it. HTTP thread. */
 void http_bridge_deliver(struct ao_http *h, h2o_multithread_message_t *message);

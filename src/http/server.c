@@ -111,21 +111,32 @@ static void respond_metrics(struct ao_http *h, h2o_req_t *req, struct ao_metrics
         respond_str(h, req, 200, metrics_content_type, text ? text : "");
 }
 
-/* 500 with what the operator said holds readiness back (a module that does not converge), if anything. */
-static void respond_not_ready(struct ao_http *h, h2o_req_t *req)
-{
-        char text[sizeof(h->not_ready) + 1];
-        pthread_mutex_lock(&h->lock);
-        (void) snprintf(text, sizeof(text), "%s", h->not_ready);
-        pthread_mutex_unlock(&h->lock);
-        if (text[0] == '\0')
-                (void) snprintf(text, sizeof(text), "Startup converge in progress\n");
-        respond_str(h, req, 500, text_plain, text);
-}
-
 static bool iovec_is(h2o_iovec_t v, const char *s)
 {
         return h2o_memis(v.base, v.len, s, strlen(s));
+}
+
+/* Anything but the fixed endpoints: a request for the main thread (the debug API on the unix socket only). */
+static void submit_to_main(struct ao_http *h, struct ao_http_route *route, h2o_req_t *req, bool post)
+{
+        h2o_iovec_t path = req->path_normalized;
+        struct http_submission s = {.post = post, .path = path.base, .path_len = path.len, .query = ""};
+
+        s.format = ao_http_format_from_path(path.base, &s.path_len);
+        /* Values and config can hold secrets: the debug API is for the unix socket only. */
+        if (!route->debug && !h2o_memis(path.base, s.path_len, H2O_STRLIT("/status/converge"))) {
+                respond_str(h, req, 404, text_plain, "404 page not found\n");
+                return;
+        }
+        if (req->query_at != SIZE_MAX) {
+                s.query = req->path.base + req->query_at + 1;
+                s.query_len = req->path.len - req->query_at - 1;
+        }
+        if (post) {
+                s.body = req->entity.base ? req->entity.base : "";
+                s.body_len = req->entity.base ? req->entity.len : 0;
+        }
+        http_bridge_submit(h, req, &s);
 }
 
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
@@ -133,16 +144,20 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         struct ao_http_route *route = (struct ao_http_route *) self;
         struct ao_http *h = route->http;
         h2o_iovec_t path = req->path_normalized;
+        /* POST changes things (config set): the debug socket's, and the handler says where it applies. */
+        bool post = route->debug && iovec_is(req->method, "POST");
 
         atomic_fetch_add_explicit(&h->requests, 1, memory_order_relaxed);
 
-        if (!iovec_is(req->method, "GET")) {
+        if (!iovec_is(req->method, "GET") && !post) {
                 h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_ALLOW, NULL, H2O_STRLIT("GET"));
                 respond_str(h, req, 405, text_plain, "405 method not allowed\n");
                 return 0;
         }
 
-        if (iovec_is(path, "/"))
+        if (post)
+                submit_to_main(h, route, req, true);
+        else if (iovec_is(path, "/"))
                 respond_str(h, req, 200, text_plain, index_text);
         else if (iovec_is(path, "/metrics"))
                 respond_metrics(h, req, h->metrics);
@@ -150,28 +165,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
                 respond_metrics(h, req, h->hook_metrics);
         else if (iovec_is(path, "/healthz"))
                 respond_str(h, req, 200, NULL, "");
-        else if (iovec_is(path, "/readyz")) {
-                if (atomic_load(&h->ready))
-                        respond_str(h, req, 200, text_plain, "Startup converge done.\n");
-                else
-                        respond_not_ready(h, req);
-        } else {
-                size_t len = path.len;
-                enum ao_http_format format = ao_http_format_from_path(path.base, &len);
-
-                /* Values and config can hold secrets: the debug API is for the unix socket only. */
-                if (!route->debug && !h2o_memis(path.base, len, H2O_STRLIT("/status/converge")))
-                        respond_str(h, req, 404, text_plain, "404 page not found\n");
-                else {
-                        const char *query = "";
-                        size_t query_len = 0;
-                        if (req->query_at != SIZE_MAX) {
-                                query = req->path.base + req->query_at + 1;
-                                query_len = req->path.len - req->query_at - 1;
-                        }
-                        http_bridge_submit(h, req, path.base, len, format, query, query_len);
-                }
-        }
+        else if (iovec_is(path, "/readyz"))
+                http_readyz_respond(h, req);
+        else
+                submit_to_main(h, route, req, false);
         return 0;
 }
 
@@ -296,6 +293,7 @@ static void *http_thread(void *userdata)
          */
         h->ctx.shutdown_requested = 1;
         http_bridge_close(h);
+        http_readyz_close(h);
         h->drained = drain(h, SHUT_RD) || drain(h, SHUT_RDWR);
         release_pool_chunks();
         return NULL;
@@ -488,6 +486,8 @@ static void setup_h2o(struct ao_http *h)
          */
         h->config.server_name = h2o_iovec_init(H2O_STRLIT(""));
         h->config.http1.upgrade_to_http2 = 0;
+        /* Only `config set` sends a body, a short form: a larger one is answered 413 by h2o. */
+        h->config.max_request_entity_size = AO_HTTP_BODY_MAX;
 
         (void) add_route(h, "tcp", false);
         (void) add_route(h, "unix", true);
@@ -503,6 +503,7 @@ static void setup_h2o(struct ao_http *h)
         h->ctx_inited = true;
         h2o_multithread_register_receiver(h->ctx.queue, &h->receiver, on_messages);
         h->receiver_registered = true;
+        http_readyz_init(h);
 
         h->tcp_listener = add_listener(h, &h->tcp_fd, &h->tcp_accept, h->tcp_hosts);
         if (h->unix_fd >= 0)
@@ -518,6 +519,7 @@ static void teardown_h2o(struct ao_http *h)
                         h2o_multithread_unregister_receiver(queue, &h->receiver);
                         h->receiver_registered = false;
                 }
+                http_readyz_done(h);
                 h2o_context_dispose(&h->ctx);
                 h->ctx_inited = false;
 #if H2O_VERSION_MAJOR == 2 && H2O_VERSION_MINOR == 2
@@ -545,6 +547,7 @@ struct ao_http *ao_http_stop(struct ao_http *h)
                 return NULL;
 
         if (h->thread_started) {
+                http_bridge_answer_deferred(h);
                 h2o_multithread_send_message(&h->receiver, &h->stop_message);
                 (void) pthread_join(h->thread, NULL);
                 h->thread_started = false;

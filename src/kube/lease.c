@@ -33,6 +33,7 @@ struct ao_lease {
         struct ao_source *deadline; /* the leader's renew deadline */
         struct ao_kube_request *request;
         char *observed;         /* holder|acquireTime|renewTime|transitions of the last read */
+        char *holder;           /* the holder of the last read; NULL before the first */
         uint64_t observed_usec; /* when that record last changed, on our clock */
         cJSON *last;            /* the Lease as last read or written (for renewals and release) */
         bool leader;
@@ -182,6 +183,17 @@ static void write_lease(struct ao_lease *l, cJSON *body, bool create)
         cJSON_Delete(body);
 }
 
+/* Tell the owner who holds the Lease when that changed (a follower's /readyz asks the holder). */
+static void observe_holder(struct ao_lease *l, const char *holder)
+{
+        if (l->holder && strcmp(l->holder, holder) == 0)
+                return;
+        free(l->holder);
+        l->holder = ao_xstrdup(holder);
+        if (l->options.on_holder)
+                l->options.on_holder(holder, l->options.userdata);
+}
+
 /* Note when the record changed, on our clock. */
 static void observe(struct ao_lease *l, const cJSON *lease)
 {
@@ -194,6 +206,7 @@ static void observe(struct ao_lease *l, const cJSON *lease)
                 l->observed = ao_xstrdup(record);
                 l->observed_usec = ao_reactor_now(l->options.reactor);
         }
+        observe_holder(l, spec_string(lease, "holderIdentity"));
 }
 
 static void on_read(const struct ao_kube_response *resp, void *userdata)
@@ -314,6 +327,7 @@ struct ao_lease *ao_lease_free(struct ao_lease *l)
         ao_source_free(l->deadline);
         cJSON_Delete(l->last);
         free(l->observed);
+        free(l->holder);
         free(l->namespace_);
         free(l->name);
         free(l->identity);

@@ -28,6 +28,7 @@ struct job {
         char *name;             /* owned: "hooks/pods.sh" */
         char *path;             /* owned: the executable, where problems are reported */
         char *root;             /* owned: WORKING_DIR */
+        char *python_venv;      /* owned: a Python module hook's hooks/venv; NULL: it runs itself */
         const char *module;     /* borrowed from the tree; NULL for global hooks */
         const char *module_dir; /* likewise */
         enum ao_hook_kind kind;
@@ -58,16 +59,20 @@ static void add_jobs(struct hooks_lint *h, const char *root, enum ao_hook_kind k
         for (size_t i = 0; i < paths.n_skipped; i++)
                 lint_warning(h->report, paths.skipped[i].path, "not a hook: %s", paths.skipped[i].reason);
         h->jobs = ao_xreallocarray(h->jobs, h->n_jobs + paths.n, sizeof(*h->jobs));
-        for (size_t i = 0; i < paths.n; i++)
+        _cleanup_free_ char *venv = kind == AO_HOOK_MODULE && m ? ao_hooks_python_venv(m->dir) : NULL;
+        for (size_t i = 0; i < paths.n; i++) {
+                bool python = venv && ao_hook_is_python(paths.items[i].path);
                 h->jobs[h->n_jobs++] = (struct job){
                     .owner = h,
                     .name = TAKE_PTR(paths.items[i].name),
                     .path = TAKE_PTR(paths.items[i].path),
                     .root = ao_xstrdup(root),
+                    .python_venv = python ? ao_xstrdup(venv) : NULL,
                     .module = m ? m->name : NULL,
                     .module_dir = m ? m->dir : NULL,
                     .kind = kind,
                 };
+        }
         ao_hook_paths_done(&paths);
 }
 
@@ -150,9 +155,10 @@ static void start_job(struct hooks_lint *h, struct job *j)
             .mode = AO_HOOK_RUN_CONFIG,
             .hook_name = j->name,
             .path = j->path,
+            .python_venv = j->python_venv,
             .module = j->module,
             .working_dir = j->root,
-            .binding = "--config",
+            .log_context = &(const struct ao_log_context){.binding = "--config"},
             .profile = profile,
             .timeout_usec = AO_HOOKS_CONFIG_TIMEOUT_USEC,
             .on_done = on_config,
@@ -224,6 +230,7 @@ static void teardown(struct hooks_lint *h)
                 free(h->jobs[i].name);
                 free(h->jobs[i].path);
                 free(h->jobs[i].root);
+                free(h->jobs[i].python_venv);
         }
         free(h->jobs);
         for (size_t i = 0; i < AO_ARRAY_SIZE(h->interrupt); i++)

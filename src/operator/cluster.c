@@ -21,6 +21,7 @@
 #include "ao/kube-discovery-fetch.h"
 #include "ao/kube-discovery.h"
 #include "ao/helm-output.h"
+#include "ao/http.h"
 #include "ao/kube-presence.h"
 #include "ao/kubeconfig.h"
 #include "ao/lease.h"
@@ -59,6 +60,7 @@ struct kube_state {
         struct ao_kube_client *patcher_client; /* OBJECT_PATCHER_KUBE_CLIENT_* */
         struct ao_kube_client *monitor_client; /* HELM_MONITOR_KUBE_CLIENT_*: release monitors */
         struct ao_lease *lease;                /* with ADDON_OPERATOR_HA */
+        char *identity;                        /* this replica's in the Lease; owned */
         bool leader;
         struct patch_job *patch_jobs;
         struct presence_job *presence_jobs;
@@ -413,17 +415,32 @@ static void on_leadership_lost(void *userdata)
         ao_shutdown_begin(op->shutdown, 0);
 }
 
-/* "<pod>.<listen address, dots as dashes>.<namespace>.pod", the Go operator's identity. */
-static char *lease_identity(const struct operator_state *op)
+/*
+ * As a follower, /readyz answers with the leader's readiness: tell the HTTP server where the
+ * leader is whenever the Lease shows another holder.
+ */
+static void on_holder(const char *holder, void *userdata)
 {
-        char *address = ao_xstrdup(op->settings->listen_address);
-        for (char *p = address; *p; p++)
-                if (*p == '.' || *p == ':')
-                        *p = '-';
-        char *id =
-            ao_xasprintf("%s.%s.%s.pod", op->settings->pod_name, address, cluster_config_namespace(op));
-        free(address);
-        return id;
+        struct operator_state *op = userdata;
+        struct kube_state *k = op->kube;
+        if (k->leader || !op->http || strcmp(holder, k->identity) == 0)
+                return;
+        char address[INET6_ADDRSTRLEN];
+        bool known = leader_identity_address(holder, address);
+        /* The wildcard or our own address would have this replica ask itself. */
+        if (known && (strcmp(address, "0.0.0.0") == 0 || strcmp(address, "::") == 0 ||
+                      strcmp(address, op->settings->listen_address) == 0))
+                known = false;
+        if (*holder && !known)
+                ao_log(AO_LOG_WARN,
+                       "leader election: the leader's identity '%s' names no address this replica can "
+                       "ask; /readyz answers 500 while it leads (set ADDON_OPERATOR_LISTEN_ADDRESS to "
+                       "each pod's IP)",
+                       holder);
+        else if (*holder)
+                ao_log(AO_LOG_INFO, "leader election: %s leads; /readyz asks its /readyz at %s", holder,
+                       address);
+        ao_http_follow_leader(op->http, holder, known ? address : NULL);
 }
 
 int cluster_wait_leadership(struct operator_state *op, struct ao_error *reterr)
@@ -440,28 +457,29 @@ int cluster_wait_leadership(struct operator_state *op, struct ao_error *reterr)
             ao_kube_discovery_find(k->discovery, "coordination.k8s.io/v1", "Lease", &err);
         if (!res)
                 return ao_error_set(reterr, -ENOENT, "leader election: %s", err.msg);
-        char *identity = lease_identity(op);
+        k->identity = leader_identity(op->settings->pod_name, op->settings->listen_address,
+                                      cluster_config_namespace(op));
         struct ao_lease_options options = {
             .reactor = op->reactor,
             .client = k->client,
             .resource = res,
             .namespace_ = cluster_config_namespace(op),
             .name = LEASE_NAME,
-            .identity = identity,
+            .identity = k->identity,
             .lease_duration_usec = scaled_usec(op, LEASE_DURATION_USEC),
             .renew_deadline_usec = scaled_usec(op, LEASE_RENEW_USEC),
             .retry_period_usec = scaled_usec(op, LEASE_RETRY_USEC),
             .on_acquired = on_leader,
             .on_lost = on_leadership_lost,
+            .on_holder = on_holder,
             .userdata = op,
         };
         r = ao_lease_start(&options, &k->lease, reterr);
         if (r >= 0) {
-                ao_log(AO_LOG_INFO, "leader election: %s waits for Lease %s/%s", identity, options.namespace_,
-                       LEASE_NAME);
+                ao_log(AO_LOG_INFO, "leader election: %s waits for Lease %s/%s", k->identity,
+                       options.namespace_, LEASE_NAME);
                 r = run_until(op, &k->leader, reterr);
         }
-        free(identity);
         return r;
 }
 
@@ -750,6 +768,7 @@ void cluster_done(struct operator_state *op)
         free(k->retired);
         ao_source_free(k->discovery_retry);
         ao_kube_config_done(&k->config);
+        free(k->identity);
         free(k);
         op->kube = NULL;
 }

@@ -91,9 +91,17 @@ static void note_enabled(struct discovery *d, size_t i)
         d->so_far[d->n_so_far] = NULL;
 }
 
-static void on_enabled_script(struct ao_hook_outcome *o, void *userdata)
+/*
+ * Discovery goes on from callbacks: what it logs there carries its ConvergeModules task's context.
+ * The task stays queued until the converge is done, so its strings outlive the installation.
+ */
+static struct ao_log_context discovery_log_context(const struct discovery *d)
 {
-        struct discovery *d = userdata;
+        return tasks_log_context(d->task);
+}
+
+static void enabled_script_done(struct ao_hook_outcome *o, struct discovery *d)
+{
         struct module *mod = &d->op->modules.items[d->next];
         if (!o->ok) {
                 discovery_fail(d, o->error.msg);
@@ -107,6 +115,14 @@ static void on_enabled_script(struct ao_hook_outcome *o, void *userdata)
                             o->enabled_reason ? ": " : "", o->enabled_reason ? o->enabled_reason : "");
         d->next++;
         discovery_step(d);
+}
+
+static void on_enabled_script(struct ao_hook_outcome *o, void *userdata)
+{
+        struct ao_log_context ctx = discovery_log_context(userdata);
+        const struct ao_log_context *prev = ao_log_context_swap(&ctx);
+        enabled_script_done(o, userdata);
+        ao_log_context_swap(prev);
 }
 
 static int run_enabled_script(struct discovery *d, struct module *mod, struct ao_error *reterr)
@@ -129,6 +145,8 @@ static int run_enabled_script(struct discovery *d, struct module *mod, struct ao
         if (r < 0)
                 return r;
         _cleanup_free_ char *name = ao_xasprintf("%s/enabled", mod->name);
+        struct ao_log_context ctx = tasks_log_context(d->task);
+        ctx.binding = "enabled";
         struct ao_hook_run_request req = {
             .mode = AO_HOOK_RUN_ENABLED,
             .hook_name = name,
@@ -136,8 +154,7 @@ static int run_enabled_script(struct discovery *d, struct module *mod, struct ao
             .module = mod->name,
             .values_key = mod->values_key,
             .working_dir = mod->dir,
-            .binding = "enabled",
-            .queue = AO_QUEUE_MAIN,
+            .log_context = &ctx,
             .values = values,
             .config_values = config,
             .profile = profile,
@@ -177,10 +194,9 @@ static void load_ended(struct discovery *d)
         discovery_finish(d);
 }
 
-static void on_module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct ao_error *error,
-                                   void *userdata)
+static void module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct ao_error *error,
+                                struct module_load *ml)
 {
-        struct module_load *ml = userdata;
         struct discovery *d = ml->d;
         struct module *mod = &d->op->modules.items[ml->index];
         if (error) {
@@ -200,6 +216,16 @@ static void on_module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct
         ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"module", mod->name}), "module '%s': %zu hooks loaded",
                     mod->name, n);
         load_ended(d);
+}
+
+static void on_module_hooks_loaded(struct ao_hook *hooks, size_t n, const struct ao_error *error,
+                                   void *userdata)
+{
+        struct module_load *ml = userdata;
+        struct ao_log_context ctx = discovery_log_context(ml->d);
+        const struct ao_log_context *prev = ao_log_context_swap(&ctx);
+        module_hooks_loaded(hooks, n, error, ml);
+        ao_log_context_swap(prev);
 }
 
 static int load_module_hooks(struct discovery *d, size_t index, struct ao_error *reterr)
@@ -298,10 +324,9 @@ static void discovery_done(struct discovery *d)
 }
 
 /* Step 7: releases without a module directory are purged (after the runs and deletes). */
-static void on_releases_listed(struct operator_state *op, char **releases, const struct ao_error *error,
-                               void *userdata)
+static void releases_listed(struct operator_state *op, char **releases, const struct ao_error *error,
+                            struct discovery *d)
 {
-        struct discovery *d = userdata;
         const char *reason = ((struct converge_task *) ao_task_payload(d->task))->reason;
         if (!releases)
                 ao_log(AO_LOG_ERROR, "cannot list releases to purge: %s",
@@ -313,6 +338,15 @@ static void on_releases_listed(struct operator_state *op, char **releases, const
         }
         free(releases);
         discovery_done(d);
+}
+
+static void on_releases_listed(struct operator_state *op, char **releases, const struct ao_error *error,
+                               void *userdata)
+{
+        struct ao_log_context ctx = discovery_log_context(userdata);
+        const struct ao_log_context *prev = ao_log_context_swap(&ctx);
+        releases_listed(op, releases, error, userdata);
+        ao_log_context_swap(prev);
 }
 
 /* The runs of @n modules of one order: one group task when they may run at once. */

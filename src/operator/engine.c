@@ -29,9 +29,19 @@ static task_handler *const handlers[_TASK_TYPE_MAX] = {
     [TASK_MODULE_ENSURE_CRDS] = module_crds_handle,
 };
 
+/*
+ * What the handler logs while it starts the task carries the task's context (tasks_log_context),
+ * copied: a handler that finishes the task at once frees the strings the context points at.
+ */
 static void handle_task(struct ao_task *t, void *userdata)
 {
+        struct ao_log_context_copy ctx;
+        struct ao_log_context from = tasks_log_context(t);
+        ao_log_context_copy_init(&ctx, &from);
+        const struct ao_log_context *prev = ao_log_context_swap(&ctx.ctx);
         handlers[ao_task_type(t)](userdata, t);
+        ao_log_context_swap(prev);
+        ao_log_context_copy_done(&ctx);
 }
 
 /* A Synchronization run merged into the one starting now: its binding goes live too. */
@@ -56,8 +66,11 @@ static void log_progress(struct operator_state *op)
                 return;
         op->converge_progress_usec = now;
         size_t waiting = ao_queue_length(tasks_queue(op, AO_QUEUE_MAIN));
+        /* About the whole converge, not the task whose end is logged: none of its context. */
+        const struct ao_log_context *prev = ao_log_context_swap(NULL);
         ao_log(AO_LOG_INFO, "converge: %zu/%zu tasks", op->converge_tasks_done,
                op->converge_tasks_done + waiting);
+        ao_log_context_swap(prev);
 }
 
 static void on_task_removed(struct ao_task *t, void *userdata)
@@ -74,19 +87,6 @@ static void compact_binding_contexts(struct cJSON *contexts, void *userdata)
 
 /* ---- sampling: tasks_queue_length and tasks_queue_head_info ------------------------------------ */
 
-/* The Go operator's names of the task types, as tasks_queue_head_info reports them. */
-static const char *const type_names[_TASK_TYPE_MAX] = {
-    [TASK_GLOBAL_HOOK_RUN] = "GlobalHookRun",
-    [TASK_MODULE_HOOK_RUN] = "ModuleHookRun",
-    [TASK_CONVERGE] = "ConvergeModules",
-    [TASK_MODULE_RUN] = "ModuleRun",
-    [TASK_MODULE_DELETE] = "ModuleDelete",
-    [TASK_MODULE_PURGE] = "ModulePurge",
-    [TASK_KUBE_SYNC] = "GlobalHookEnableKubernetesBindings",
-    [TASK_MODULE_GROUP_RUN] = "ParallelModuleRun",
-    [TASK_MODULE_ENSURE_CRDS] = "ModuleEnsureCRDs",
-};
-
 static bool any_task(const struct ao_task *t, void *userdata)
 {
         (void) t, (void) userdata;
@@ -99,8 +99,10 @@ static bool any_task(const struct ao_task *t, void *userdata)
  */
 static struct queue_head head_of(struct ao_queue *q, const struct ao_task *t)
 {
-        struct queue_head h = {
-            .queue = ao_queue_name(q), .module = "", .task_type = type_names[ao_task_type(t)], .hook = ""};
+        struct queue_head h = {.queue = ao_queue_name(q),
+                               .module = "",
+                               .task_type = tasks_type_name(ao_task_type(t)),
+                               .hook = ""};
         switch ((enum task_type) ao_task_type(t)) {
         case TASK_GLOBAL_HOOK_RUN:
         case TASK_MODULE_HOOK_RUN: {

@@ -19,6 +19,9 @@ struct call {
         struct hook_owner *owner;
         struct ao_hook *hook;
         char *binding_name, *queue, *activation;
+        enum ao_binding_type binding_type;
+        const char *task;  /* static: a task type name, or NULL */
+        char *watch_event; /* the first context's, or NULL */
         bool allow_failure;
         hook_call_done *done;
         void *userdata;
@@ -27,11 +30,23 @@ struct call {
         struct hook_call_effects effects;
 };
 
-/* Log lines about a run carry its module, hook and binding like the hook's own output does. */
+/* What the run's records carry, the hook's own output lines and the operator's about the run alike. */
+static struct ao_log_context run_context(const struct call *c)
+{
+        return (struct ao_log_context){.module = hook_owner_module_name(c->owner),
+                                       .hook = c->hook->name,
+                                       .hook_type = c->owner->module ? "module" : "global",
+                                       .binding = c->binding_name,
+                                       .event = ao_binding_type_to_string(c->binding_type),
+                                       .watch_event = c->watch_event,
+                                       .queue = c->queue,
+                                       .task = c->task,
+                                       .event_type = c->activation[0] ? c->activation : NULL};
+}
+
 static const struct ao_log_context *enter_context(const struct call *c, struct ao_log_context *ctx)
 {
-        *ctx = (struct ao_log_context){
-            .module = hook_owner_module_name(c->owner), .hook = c->hook->name, .binding = c->binding_name};
+        *ctx = run_context(c);
         return ao_log_context_swap(ctx);
 }
 
@@ -43,6 +58,7 @@ static void call_free(struct call *c)
         free(c->binding_name);
         free(c->queue);
         free(c->activation);
+        free(c->watch_event);
         free(c);
 }
 
@@ -126,8 +142,17 @@ static void on_hook_done(struct ao_hook_outcome *o, void *userdata)
         apply_local(c);
 }
 
+/* A kubernetes event run's watchEvent ("Added", ...), as the Go operator logs its first context's. */
+static char *first_watch_event(const cJSON *contexts)
+{
+        const cJSON *w =
+            cJSON_GetObjectItemCaseSensitive(cJSON_IsArray(contexts) ? contexts->child : NULL, "watchEvent");
+        return cJSON_IsString(w) && w->valuestring[0] ? ao_xstrdup(w->valuestring) : NULL;
+}
+
 static struct call *call_new(struct operator_state *op, struct hook_owner *owner, struct ao_hook *hook,
-                             const struct hook_run_info *info, hook_call_done *done, void *userdata)
+                             const struct hook_run_info *info, const cJSON *contexts, hook_call_done *done,
+                             void *userdata)
 {
         struct call *c = ao_xcalloc(1, sizeof(*c));
         *c = (struct call){.op = op,
@@ -136,6 +161,9 @@ static struct call *call_new(struct operator_state *op, struct hook_owner *owner
                            .binding_name = ao_xstrdup(info->binding_name),
                            .queue = ao_xstrdup(info->queue ? info->queue : AO_QUEUE_MAIN),
                            .activation = ao_xstrdup(info->activation ? info->activation : ""),
+                           .binding_type = info->binding_type,
+                           .task = info->task,
+                           .watch_event = first_watch_event(contexts),
                            .allow_failure = info->allow_failure,
                            .done = done,
                            .userdata = userdata};
@@ -155,16 +183,17 @@ int hook_call(struct operator_state *op, struct hook_owner *owner, struct ao_hoo
                                                mod ? (const char *const *) op->enabled_modules : NULL,
                                                &values, &config, &err);
         if (r >= 0) {
-                struct call *c = call_new(op, owner, hook, info, done, userdata);
+                struct call *c = call_new(op, owner, hook, info, contexts, done, userdata);
+                struct ao_log_context ctx = run_context(c);
                 struct ao_hook_run_request req = {
                     .mode = AO_HOOK_RUN_EVENT,
                     .hook_name = hook->name,
                     .path = hook->path,
+                    .python_venv = hook->python_venv,
                     .module = mod ? mod->name : NULL,
                     .values_key = mod ? mod->values_key : NULL,
                     .working_dir = hook->working_dir,
-                    .binding = info->binding_name,
-                    .queue = info->queue,
+                    .log_context = &ctx,
                     .binding_contexts = contexts,
                     .snapshots = snapshots,
                     .values = values,

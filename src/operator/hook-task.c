@@ -51,7 +51,9 @@ void hook_task_handle(struct operator_state *op, struct ao_task *t)
         struct task_call *tc = ao_xcalloc(1, sizeof(*tc));
         *tc = (struct task_call){.task = t, .ht = ht};
         struct hook_run_info info = {.binding_name = ht->binding_name,
+                                     .binding_type = ht->binding,
                                      .queue = ao_queue_name(ao_task_queue(t)),
+                                     .task = tasks_type_name(ao_task_type(t)),
                                      .activation = ht->activation,
                                      .allow_failure = ao_task_allow_failure(t)};
         op_metrics_task_wait(op, ht->owner->module, ht->hook, &info, ao_task_wait_usec(t));

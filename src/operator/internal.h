@@ -6,6 +6,7 @@
  * (docs/LIFECYCLE.md) is a set of task types worked by the queues. Files, lowest layer first; a
  * file calls only files listed before it (tests/tools/file-graph.py checks it):
  *
+ *   leader-identity.c  the Lease holder identity, and the leader's address read back from it
  *   hook-owner.c       the hooks of one owner (global or a module) and their throttles
  *   modules.c          the module directories: names, order, values.yaml files, schemas
  *   api-versions.c     the kinds the modules' CRDs serve, as /global/discovery/apiVersions
@@ -32,6 +33,8 @@
  *   module-group.c     handler: TASK_MODULE_GROUP_RUN (the modules of one order at once)
  *   global-sync.c      handler: TASK_KUBE_SYNC (the global hooks' Synchronization)
  *   engine.c           the handler table and the queues, sampled for their metrics
+ *   runtime-config.c   the parameters `config set` changes at run time (log.level)
+ *   module-render.c    `module render`: helm template with the current values, and --diff
  *   state-api.c        answers about the state: the debug socket, /status/converge
  *   lifecycle.c        start-up, config changes and tear-down
  *   start.c            the `start` command: the reactor, processes, the runner, then the lifecycle
@@ -42,6 +45,7 @@
  * public API); see docs/DEVELOPING.md.
  */
 
+#include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +53,7 @@
 #include "ao/binding-context.h"
 #include "ao/error.h"
 #include "ao/hooks.h"
+#include "ao/log.h"
 #include "ao/metric-ops.h"
 #include "ao/queue.h"
 #include "ao/settings.h"
@@ -86,6 +91,20 @@ struct ao_kube_discovery;
 struct ao_task;
 struct hook_bindings;
 struct sync_waiter;
+struct runtime_config;
+struct render_job;
+struct ao_debug_request;
+struct ao_http_request;
+
+/* ---- the leader election's identity ------------------------------------------------------------ */
+
+/** "<pod>.<listen address, '.' and ':' as '-'>.<namespace>.pod" (malloc'd), the Go operator's. */
+char *leader_identity(const char *pod, const char *listen_address, const char *namespace_);
+/**
+ * The IP address a holder identity of that form names, as text in @out (INET6_ADDRSTRLEN
+ * bytes); false when it names none (another form, or a host name as the listen address).
+ */
+bool leader_identity_address(const char *identity, char out[INET6_ADDRSTRLEN]);
 
 /* ---- hook owners ------------------------------------------------------------------------------ */
 
@@ -198,6 +217,8 @@ struct operator_state {
         struct sync_waiter *sync_waiters; /* owned: owners waiting for their monitors (bindings.c) */
         struct release_state *release_state; /* owned: helm's storage objects (release-state.c) */
         struct monitors *monitors;           /* owned: the watches of release objects (release-monitor.c) */
+        struct runtime_config *runtime;      /* owned: `config list` / `config set` (runtime-config.c) */
+        struct render_job *renders;          /* owned: `module render` answers waiting for helm */
         bool first_converge_done;
         bool converge_running;
         uint64_t converge_started_usec;
@@ -223,7 +244,9 @@ void api_versions_done(struct operator_state *op);
 /* What a hook run is for: log context and metric labels. */
 struct hook_run_info {
         const char *binding_name;
+        enum ao_binding_type binding_type;
         const char *queue;
+        const char *task; /* the type of the task it runs for ("ModuleRun"), for logs; may be NULL */
         const char *activation;
         bool allow_failure;
 };
@@ -368,6 +391,13 @@ struct hook_run_spec {
 };
 
 struct ao_queue *tasks_queue(struct operator_state *op, const char *name);
+/** The name of a task type, as the Go operator names its tasks: "ModuleRun", "ConvergeModules", ... */
+const char *tasks_type_name(int type);
+/**
+ * What @t's log records carry: queue, task, event.type and, as far as the task is about one,
+ * module, hook, hook.type, binding and event. The strings belong to @t and its queue.
+ */
+struct ao_log_context tasks_log_context(const struct ao_task *t);
 /** At the tail of @queue (NULL: main). Returns the task (or the one it was merged into). */
 struct ao_task *tasks_push_hook_run(struct operator_state *op, const char *queue,
                                     const struct hook_run_spec *s);
@@ -470,6 +500,20 @@ int chart_input_checksum(const struct module *mod, const char *chart, const stru
 /** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
 int release_helm_start(struct operator_state *op, struct ao_error *reterr);
 void release_helm_done(struct operator_state *op);
+/* @text: helm's stdout (valid during the call); NULL with @error. */
+typedef void release_text_done(struct operator_state *op, const char *text, size_t len,
+                               const struct ao_error *error, void *userdata);
+/**
+ * `helm template` of @mod's chart with @values (the document helm gets), as the release step
+ * renders it (`--debug` too with @debug). Returns 1 and calls @done once, later; 0 when the
+ * module has no chart (@done not called); < 0 when nothing started. Needs the helm binary
+ * (a cluster).
+ */
+int release_helm_render(struct operator_state *op, struct module *mod, const struct cJSON *values, bool debug,
+                        release_text_done *done, void *userdata, struct ao_error *reterr);
+/** `helm get manifest @release`; a release that does not exist gives "" (no error). Like the above. */
+int release_helm_manifest(struct operator_state *op, const char *release, release_text_done *done,
+                          void *userdata, struct ao_error *reterr);
 
 /* ---- cluster.c: the cluster session ------------------------------------------------------------ */
 
@@ -507,7 +551,9 @@ int cluster_config_map_open(struct operator_state *op, cluster_config_handler *o
                             cluster_config_invalid_handler *on_invalid, struct ao_error *reterr);
 /**
  * ADDON_OPERATOR_HA: take part in the leader election and wait (running the loop) until this
- * replica leads. Losing the lease later starts a graceful shutdown (exit code 0).
+ * replica leads. Meanwhile /readyz answers with the leader's readiness (the HTTP server is
+ * told who leads as the Lease shows). Losing the lease later starts a graceful shutdown (exit
+ * code 0).
  */
 int cluster_wait_leadership(struct operator_state *op, struct ao_error *reterr);
 /** ADDON_OPERATOR_NAMESPACE, else the kubeconfig's or service account's namespace, else "default". */
@@ -761,4 +807,33 @@ void lifecycle_done(struct operator_state *op);
 
 /* ---- state-api.c: the main-thread side of the debug socket and /status/converge (http.h) --- */
 
-int state_api_handle(const char *path, const char *query, struct cJSON **ret_body, void *userdata);
+int state_api_handle(const struct ao_http_request *req, struct cJSON **ret_body, void *userdata);
+
+/* ---- runtime-config.c: `config list`, `config set` ------------------------------------------------ */
+
+/** The parameters, at their defaults (log.level: LOG_LEVEL). */
+void runtime_config_init(struct operator_state *op);
+void runtime_config_done(struct operator_state *op);
+/**
+ * Set parameter @name to @value, for @duration (a Go duration; NULL or "": until set again, but
+ * `log.level debug` for 30 minutes) and apply it; logged. -ENOENT for an unknown name, -EINVAL for
+ * a bad value or duration, with the reason in @reterr.
+ */
+int runtime_config_set(struct operator_state *op, const char *name, const char *value, const char *duration,
+                       struct ao_error *reterr);
+/** [{"default","description","expireAt" (while temporary),"name","value"}], by name. */
+struct cJSON *runtime_config_list(const struct operator_state *op);
+/** The same as the Go operator's table: NAME, VALUE, EXPIRE AT, DESCRIPTION. malloc'd. */
+char *runtime_config_table(const struct operator_state *op);
+
+/* ---- module-render.c: `module render` ------------------------------------------------------------ */
+
+/**
+ * Render @mod for the debug request @request (deferred: answered by ao_http_answer() once helm and
+ * diff are done): returns AO_HTTP_DEFERRED, or at once a status with *@ret_body (a module without a
+ * chart: 200 and nothing; no helm or no values: 500 and why).
+ */
+int module_render_start(struct operator_state *op, struct module *mod, const struct ao_debug_request *req,
+                        uint64_t request, struct cJSON **ret_body);
+/** Free the renders still waiting (their helm calls are gone: after release_helm_done()). */
+void module_render_done(struct operator_state *op);

@@ -275,14 +275,15 @@ static void log_modules(const struct modules *m)
 }
 
 /*
- * ADDON_OPERATOR_HA: a follower serves /metrics and answers ready (it is healthy, just not
- * working) while it waits for the lease; the leader is ready again once it has converged.
+ * ADDON_OPERATOR_HA: a follower serves /metrics and its /readyz answers as the leader's does
+ * (no leader known yet: 500) while it waits for the lease; once it leads, /readyz is its own
+ * again: ready when it has converged.
  */
 static int lead(struct operator_state *op, struct ao_error *reterr)
 {
-        ao_http_set_ready(op->http, true);
+        ao_http_follow_leader(op->http, "", NULL);
         int r = cluster_wait_leadership(op, reterr);
-        ao_http_set_ready(op->http, false);
+        ao_http_stop_following(op->http);
         return r;
 }
 
@@ -292,6 +293,7 @@ int lifecycle_start(struct operator_state *op)
         struct ao_error err = {0};
         op->state_dir = s->state_dir[0] ? ao_xstrdup(s->state_dir) : ao_xasprintf("%s/state", s->tmp_dir);
         op->releases = &release_local_ops;
+        runtime_config_init(op);
         int r = values_open(op, &err);
         if (r >= 0)
                 r = modules_load(s, op->values, &op->modules, &err);
@@ -349,6 +351,8 @@ void lifecycle_done(struct operator_state *op)
         release_state_stop(op);
         cluster_done(op);
         release_helm_done(op);
+        module_render_done(op);
+        runtime_config_done(op);
         op->schedule = ao_schedule_free(op->schedule);
         op->config_file = ao_config_file_free(op->config_file);
         hook_owner_done(&op->global);

@@ -127,11 +127,22 @@ static void job_finish(struct module_job *j, bool ok)
         done(op, mod, ok, userdata);
 }
 
+/* What the job's own records carry: its task's queue and type, the module, why it runs. */
+static struct ao_log_context job_log_context(const struct module_job *j)
+{
+        struct ao_log_context ctx = tasks_log_context(j->task);
+        ctx.module = j->mod->name;
+        ctx.event_type = j->activation[0] ? j->activation : NULL;
+        return ctx;
+}
+
 /* A step failed: the job fails (and its task is retried). */
 static void job_failed(struct module_job *j, const char *message)
 {
-        ao_log_with(AO_LOG_ERROR, AO_LOG_FIELDS({"module", j->mod->name}), "module '%s': %s", j->mod->name,
-                    message);
+        struct ao_log_context ctx = job_log_context(j);
+        const struct ao_log_context *prev = ao_log_context_swap(&ctx);
+        ao_log(AO_LOG_ERROR, "module '%s': %s", j->mod->name, message);
+        ao_log_context_swap(prev);
         job_finish(j, false);
 }
 
@@ -173,6 +184,12 @@ static void on_step_hook_done(struct operator_state *op, bool ok, const struct h
         job_step(j);
 }
 
+/* The queue of the job's task: "main", or the module's own while its runs are isolated. */
+static const char *job_queue(const struct module_job *j)
+{
+        return ao_queue_name(ao_task_queue(j->task));
+}
+
 /* Run the next hook of the current step; true when one was started (its callback continues). */
 static bool run_next_hook(struct module_job *j)
 {
@@ -184,7 +201,9 @@ static bool run_next_hook(struct module_job *j)
         struct ao_snapshot_source src = bindings_run_snapshot_source(j->op, &j->mod->owner, hook);
         cJSON_AddItemToArray(contexts, ao_binding_context_ordered(&hook->config, type));
         struct hook_run_info info = {.binding_name = ao_binding_type_to_string(type),
-                                     .queue = AO_QUEUE_MAIN,
+                                     .binding_type = type,
+                                     .queue = job_queue(j),
+                                     .task = tasks_type_name(ao_task_type(j->task)),
                                      .activation = j->activation};
         int r = hook_call(j->op, &j->mod->owner, hook, &info, contexts, &src, on_step_hook_done, j);
         cJSON_Delete(contexts);
@@ -219,7 +238,9 @@ static bool run_next_sync(struct module_job *j)
         cJSON *contexts = bindings_sync_contexts(owner, sr->hook_index, sr->binding);
         struct ao_snapshot_source src = bindings_run_snapshot_source(j->op, owner, hook);
         struct hook_run_info info = {.binding_name = b->name,
-                                     .queue = AO_QUEUE_MAIN,
+                                     .binding_type = AO_BINDING_KUBERNETES,
+                                     .queue = job_queue(j),
+                                     .task = tasks_type_name(ao_task_type(j->task)),
                                      .activation = "Kubernetes",
                                      .allow_failure = b->allow_failure};
         int r = hook_call(j->op, owner, hook, &info, contexts, &src, on_sync_hook_done, j);
@@ -345,7 +366,7 @@ static void module_deleted(struct module_job *j)
         job_finish(j, true);
 }
 
-static void job_step(struct module_job *j)
+static void job_advance(struct module_job *j)
 {
         struct ao_error err = {0};
         for (;;) {
@@ -399,6 +420,21 @@ static void job_step(struct module_job *j)
                         return;
                 }
         }
+}
+
+/*
+ * Go on with the job in its log context, copied: the job may end, and its strings go, before the
+ * records its caller writes next.
+ */
+static void job_step(struct module_job *j)
+{
+        struct ao_log_context_copy ctx;
+        struct ao_log_context from = job_log_context(j);
+        ao_log_context_copy_init(&ctx, &from);
+        const struct ao_log_context *prev = ao_log_context_swap(&ctx.ctx);
+        job_advance(j);
+        ao_log_context_swap(prev);
+        ao_log_context_copy_done(&ctx);
 }
 
 /* ModuleDelete starts once it is known whether there is a release: beforeDeleteHelm needs one. */

@@ -657,6 +657,75 @@ const struct release_ops release_helm_ops = {
     .list = helm_binary_list,
 };
 
+/* ---- render, manifest (the debug commands) ------------------------------------------------------ */
+
+struct text_job {
+        char *values_file; /* owned: removed once helm is done with it */
+        bool missing_ok;   /* "release: not found" is an empty answer */
+        release_text_done *done;
+        void *userdata;
+};
+
+static void on_text(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
+{
+        struct text_job t = *(struct text_job *) userdata;
+        free(userdata);
+        if (t.values_file)
+                (void) unlink(t.values_file);
+        free(t.values_file);
+        struct ao_error err = {0};
+        bool missing = res->code < 0 && t.missing_ok && strstr(res->error, "release: not found");
+        if (res->code < 0 && !missing) {
+                ao_error_set(&err, res->code, "%s", res->error);
+                t.done(op, NULL, 0, &err, t.userdata);
+                return;
+        }
+        t.done(op, missing ? "" : res->output, missing ? 0 : res->output_len, NULL, t.userdata);
+}
+
+int release_helm_render(struct operator_state *op, struct module *mod, const cJSON *values, bool debug,
+                        release_text_done *done, void *userdata, struct ao_error *reterr)
+{
+        if (!op->helm)
+                return ao_error_set(reterr, -ENOTSUP, "no helm without a cluster: releases are local files");
+        _cleanup_free_ char *chart = NULL;
+        int r = chart_dir(op, mod, &chart, reterr);
+        if (r <= 0)
+                return r;
+        struct text_job *t = ao_xcalloc(1, sizeof(*t));
+        *t = (struct text_job){.done = done, .userdata = userdata};
+        r = chart_values_file(op, mod, values, &t->values_file, reterr);
+        char **args = NULL;
+        if (r >= 0) {
+                args = debug ? ao_helm_args_template_debug(mod->name, chart, t->values_file)
+                             : ao_helm_args_template(mod->name, chart, t->values_file);
+                r = helm_run(op, "template", args, mod->name, on_text, t, reterr);
+        }
+        if (r < 0) {
+                if (t->values_file)
+                        (void) unlink(t->values_file);
+                free(t->values_file);
+                free(t);
+                return r;
+        }
+        return 1;
+}
+
+int release_helm_manifest(struct operator_state *op, const char *release, release_text_done *done,
+                          void *userdata, struct ao_error *reterr)
+{
+        if (!op->helm)
+                return ao_error_set(reterr, -ENOTSUP, "no helm without a cluster: releases are local files");
+        struct text_job *t = ao_xcalloc(1, sizeof(*t));
+        *t = (struct text_job){.missing_ok = true, .done = done, .userdata = userdata};
+        int r = helm_run(op, "get manifest", ao_helm_args_get_manifest(release), release, on_text, t, reterr);
+        if (r < 0) {
+                free(t);
+                return r;
+        }
+        return 1;
+}
+
 /* ---- start-up ---------------------------------------------------------------------------------- */
 
 struct version_wait {

@@ -21,6 +21,66 @@ struct ao_queue *tasks_queue(struct operator_state *op, const char *name)
         return ao_queues_get(op->queues, name ? name : AO_QUEUE_MAIN, true);
 }
 
+static const char *const task_type_names[_TASK_TYPE_MAX] = {
+    [TASK_GLOBAL_HOOK_RUN] = "GlobalHookRun",
+    [TASK_MODULE_HOOK_RUN] = "ModuleHookRun",
+    [TASK_CONVERGE] = "ConvergeModules",
+    [TASK_MODULE_RUN] = "ModuleRun",
+    [TASK_MODULE_DELETE] = "ModuleDelete",
+    [TASK_MODULE_PURGE] = "ModulePurge",
+    [TASK_KUBE_SYNC] = "GlobalHookEnableKubernetesBindings",
+    [TASK_MODULE_GROUP_RUN] = "ParallelModuleRun",
+    [TASK_MODULE_ENSURE_CRDS] = "ModuleEnsureCRDs",
+};
+
+const char *tasks_type_name(int type)
+{
+        return type >= 0 && type < _TASK_TYPE_MAX ? task_type_names[type] : NULL;
+}
+
+static const char *nonempty(const char *s)
+{
+        return s && *s ? s : NULL;
+}
+
+struct ao_log_context tasks_log_context(const struct ao_task *t)
+{
+        struct ao_log_context ctx = {.queue = ao_queue_name(ao_task_queue(t)),
+                                     .task = tasks_type_name(ao_task_type(t))};
+        const void *payload = ao_task_payload(t);
+        switch (ao_task_type(t)) {
+        case TASK_GLOBAL_HOOK_RUN:
+        case TASK_MODULE_HOOK_RUN: {
+                const struct hook_task *ht = payload;
+                ctx.module = hook_owner_module_name(ht->owner);
+                ctx.hook = ht->hook->name;
+                ctx.hook_type = ht->owner->module ? "module" : "global";
+                ctx.binding = ht->binding_name;
+                ctx.event = ao_binding_type_to_string(ht->binding);
+                ctx.event_type = nonempty(ht->activation);
+                break;
+        }
+        case TASK_CONVERGE:
+                ctx.event_type = nonempty(((const struct converge_task *) payload)->reason);
+                break;
+        case TASK_MODULE_RUN:
+        case TASK_MODULE_DELETE:
+        case TASK_MODULE_PURGE:
+        case TASK_MODULE_ENSURE_CRDS: {
+                const struct module_task *mt = payload;
+                ctx.module = mt->module ? mt->module->name : NULL;
+                ctx.event_type = nonempty(mt->activation);
+                break;
+        }
+        case TASK_MODULE_GROUP_RUN:
+                ctx.event_type = nonempty(((const struct module_group_task *) payload)->activation);
+                break;
+        default:
+                break;
+        }
+        return ctx;
+}
+
 static void hook_task_free(void *payload)
 {
         struct hook_task *ht = payload;
@@ -161,11 +221,6 @@ void tasks_request_converge(struct operator_state *op, const char *reason)
 
 /* ---- module runs, deletes and purges ------------------------------------------------------------- */
 
-static const char *const module_task_names[] = {[TASK_MODULE_RUN] = "ModuleRun",
-                                                [TASK_MODULE_DELETE] = "ModuleDelete",
-                                                [TASK_MODULE_PURGE] = "ModulePurge",
-                                                [TASK_MODULE_ENSURE_CRDS] = "ModuleEnsureCRDs"};
-
 static struct ao_task_spec module_task_spec(enum task_type type, struct module *mod, const char *release,
                                             const char *activation, char **ret_description)
 {
@@ -173,7 +228,7 @@ static struct ao_task_spec module_task_spec(enum task_type type, struct module *
         *mt = (struct module_task){.module = mod,
                                    .release = release ? ao_xstrdup(release) : NULL,
                                    .activation = ao_xstrdup(activation)};
-        *ret_description = ao_xasprintf("%s:%s", module_task_names[type], mod ? mod->name : release);
+        *ret_description = ao_xasprintf("%s:%s", task_type_names[type], mod ? mod->name : release);
         return (struct ao_task_spec){
             .type = type, .description = *ret_description, .payload = mt, .payload_free = module_task_free};
 }

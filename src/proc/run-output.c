@@ -13,9 +13,9 @@
 void ao_proc_log_line(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len)
 {
         if (run->env->options.join_json_lines &&
-            proc_join_json_line(&run->lines[stream].join, &run->log_context, stream, line, len))
+            proc_join_json_line(&run->lines[stream].join, &run->log_context.ctx, stream, line, len))
                 return;
-        proc_log_line_now(&run->log_context, stream, line, len);
+        proc_log_line_now(&run->log_context.ctx, stream, line, len);
 }
 
 static void emit(struct ao_proc_run *run, enum ao_proc_stream stream, const char *line, size_t len,
@@ -32,7 +32,7 @@ static void emit(struct ao_proc_run *run, enum ao_proc_stream stream, const char
         }
         run->logged_bytes += len;
         if (run->logged_bytes >= opt->output_max) {
-                const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
+                const struct ao_log_context *prev = ao_log_context_swap(&run->log_context.ctx);
                 /* By path: the pid may not be known yet (spawn replies are read lazily). */
                 ao_log(AO_LOG_WARN, "proc: %s wrote more than %zu bytes of output; the rest is not logged",
                        run->path, opt->output_max);
@@ -110,7 +110,7 @@ void proc_run_output_end(struct ao_proc_run *run, enum ao_proc_stream stream)
 void proc_run_output_close(struct ao_proc_run *run, enum ao_proc_stream stream)
 {
         struct run_lines *l = &run->lines[stream];
-        proc_join_flush(&l->join, &run->log_context, stream);
+        proc_join_flush(&l->join, &run->log_context.ctx, stream);
         proc_output_close(&run->out[stream]);
         free(l->line);
         l->line = NULL;

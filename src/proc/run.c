@@ -144,7 +144,7 @@ static void time_out(struct ao_proc_run *run)
         if (!run->term_sent) {
                 run->term_sent = true;
                 run->result.timed_out = true;
-                const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
+                const struct ao_log_context *prev = ao_log_context_swap(&run->log_context.ctx);
                 ao_log(AO_LOG_WARN,
                        "proc: pid %d timed out after %.1f s, sending SIGTERM to its process group",
                        (int) run->pid, (double) run->timeout_usec / AO_USEC_PER_SEC);
@@ -160,7 +160,7 @@ static void time_out(struct ao_proc_run *run)
 /* Descendants kept the output open past the linger time: stop reading, finish. */
 static void stop_lingering(struct ao_proc_run *run)
 {
-        ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"hook", run->log_context.hook}),
+        ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"hook", run->log_context.ctx.hook}),
                     "proc: pid %d exited but its output is still open; closing it", (int) run->pid);
         for (int i = 0; i < 2; i++)
                 proc_run_output_close(run, (enum ao_proc_stream) i);
@@ -342,7 +342,7 @@ static void log_violation(struct ao_proc_run *run, pid_t pid, int nr)
         char number[16];
         (void) snprintf(number, sizeof(number), "%d", nr);
         const char *profile = run->profile ? run->profile->name : "none";
-        const struct ao_log_context *prev = ao_log_context_swap(&run->log_context);
+        const struct ao_log_context *prev = ao_log_context_swap(&run->log_context.ctx);
         ao_log_with(AO_LOG_WARN, AO_LOG_FIELDS({"syscall", name ? name : number}, {"profile", profile}),
                     "sandbox violation: pid %d called %s, %s by profile '%s'%s", (int) pid,
                     name ? name : number, kills_on_violation(run) ? "killed" : "denied (EPERM)", profile,
@@ -399,18 +399,6 @@ void proc_run_supervise(struct ao_proc_run *run, int listener)
 
 /* --- life ---------------------------------------------------------------------- */
 
-static void copy_context(struct ao_proc_run *run, const struct ao_log_context *ctx)
-{
-        const char *from[3] = {ctx->module, ctx->hook, ctx->binding};
-        for (int i = 0; i < 3; i++)
-                run->context_strings[i] = from[i] ? ao_xstrdup(from[i]) : NULL;
-        run->log_context = (struct ao_log_context){
-            .module = run->context_strings[0],
-            .hook = run->context_strings[1],
-            .binding = run->context_strings[2],
-        };
-}
-
 struct ao_proc_run *proc_run_new(struct run_env *env, const struct ao_proc_spec *spec, uint64_t id)
 {
         struct ao_proc_run *run = ao_xcalloc(1, sizeof(*run));
@@ -424,7 +412,7 @@ struct ao_proc_run *proc_run_new(struct run_env *env, const struct ao_proc_spec 
         run->profile = spec->profile;
         run->timeout_usec = spec->timeout_usec;
         run->path = ao_xstrdup(spec->path);
-        copy_context(run, &spec->log_context);
+        ao_log_context_copy_init(&run->log_context, &spec->log_context);
         run->on_line = spec->on_line;
         run->on_exit = spec->on_exit;
         run->userdata = spec->userdata;
@@ -456,8 +444,7 @@ void proc_run_free(struct ao_proc_run *run)
         ao_source_free(run->child);
         ao_source_free(run->timer);
         free(run->path);
-        for (size_t i = 0; i < AO_ARRAY_SIZE(run->context_strings); i++)
-                free(run->context_strings[i]);
+        ao_log_context_copy_done(&run->log_context);
         free(run);
 }
 
@@ -468,7 +455,7 @@ pid_t ao_proc_run_pid(const struct ao_proc_run *run)
 
 const struct ao_log_context *ao_proc_run_log_context(const struct ao_proc_run *run)
 {
-        return &run->log_context;
+        return &run->log_context.ctx;
 }
 
 /* --- describing results ---------------------------------------------------- */

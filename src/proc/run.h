@@ -86,8 +86,7 @@ struct ao_proc_run {
 
         /* Owned copies of what the spec pointed at. */
         char *path;
-        char *context_strings[3];
-        struct ao_log_context log_context;
+        struct ao_log_context_copy log_context;
         ao_proc_line_handler *on_line;
         ao_proc_exit_handler *on_exit;
         void *userdata;

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ao/log.h"
 
+#include <assert.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 
+#include "ao/alloc.h"
 #include "ao/strbuf.h"
 #include "ao/string-table.h"
 
@@ -109,6 +113,48 @@ void ao_log_set_level(enum ao_log_level level)
 enum ao_log_level ao_log_get_level(void)
 {
         return current_level;
+}
+
+/* The context's fields in the order records carry them, with their keys. */
+static const struct {
+        const char *key;
+        size_t offset;
+} context_keys[] = {
+    {"module", offsetof(struct ao_log_context, module)},
+    {"hook", offsetof(struct ao_log_context, hook)},
+    {"hook.type", offsetof(struct ao_log_context, hook_type)},
+    {"binding", offsetof(struct ao_log_context, binding)},
+    {"event", offsetof(struct ao_log_context, event)},
+    {"watchEvent", offsetof(struct ao_log_context, watch_event)},
+    {"queue", offsetof(struct ao_log_context, queue)},
+    {"task", offsetof(struct ao_log_context, task)},
+    {"event.type", offsetof(struct ao_log_context, event_type)},
+};
+static_assert(AO_ARRAY_SIZE(context_keys) == sizeof(struct ao_log_context) / sizeof(const char *),
+              "a key for every context field");
+
+static const char **context_field(const struct ao_log_context *ctx, size_t i)
+{
+        return (const char **) ((const char *) ctx + context_keys[i].offset);
+}
+
+void ao_log_context_copy_init(struct ao_log_context_copy *c, const struct ao_log_context *from)
+{
+        c->ctx = *from;
+        for (size_t i = 0; i < AO_ARRAY_SIZE(context_keys); i++) {
+                const char **field = context_field(&c->ctx, i);
+                c->_strings[i] = *field ? ao_xstrdup(*field) : NULL;
+                *field = c->_strings[i];
+        }
+}
+
+void ao_log_context_copy_done(struct ao_log_context_copy *c)
+{
+        for (size_t i = 0; i < AO_ARRAY_SIZE(c->_strings); i++) {
+                free(c->_strings[i]);
+                c->_strings[i] = NULL;
+        }
+        c->ctx = (struct ao_log_context){0};
 }
 
 const struct ao_log_context *ao_log_context_swap(const struct ao_log_context *ctx)
@@ -249,29 +295,39 @@ static void append_field(struct ao_strbuf *sb, enum field_style style, const cha
         }
 }
 
-static bool field_overridden(const struct ao_log_field *fields, size_t n_fields, const char *key)
+/* The value the record gives @key: a call field's, else @ctx's (either may be NULL). */
+static const char *context_value(const struct ao_log_context *ctx, size_t i,
+                                 const struct ao_log_field *fields, size_t n_fields)
 {
-        for (size_t i = 0; i < n_fields; i++)
-                if (fields[i].key && strcmp(fields[i].key, key) == 0)
+        for (size_t j = 0; j < n_fields; j++)
+                if (fields[j].key && strcmp(fields[j].key, context_keys[i].key) == 0)
+                        return fields[j].value;
+        return ctx ? *context_field(ctx, i) : NULL;
+}
+
+static bool is_context_key(const char *key)
+{
+        for (size_t i = 0; i < AO_ARRAY_SIZE(context_keys); i++)
+                if (strcmp(key, context_keys[i].key) == 0)
                         return true;
         return false;
 }
 
+/*
+ * The context keys first, always in their order, a call field replacing the context's value;
+ * then the other call fields as given.
+ */
 static void append_fields(struct ao_strbuf *sb, enum field_style style, const struct ao_log_field *fields,
                           size_t n_fields)
 {
         const struct ao_log_context *ctx = thread_context;
-        if (ctx) {
-                const struct ao_log_field from_ctx[] = {
-                    {"module", ctx->module}, {"hook", ctx->hook}, {"binding", ctx->binding},
-                    {"queue", ctx->queue},   {"task", ctx->task},
-                };
-                for (size_t i = 0; i < AO_ARRAY_SIZE(from_ctx); i++)
-                        if (from_ctx[i].value && !field_overridden(fields, n_fields, from_ctx[i].key))
-                                append_field(sb, style, from_ctx[i].key, from_ctx[i].value);
+        for (size_t i = 0; i < AO_ARRAY_SIZE(context_keys); i++) {
+                const char *value = context_value(ctx, i, fields, n_fields);
+                if (value)
+                        append_field(sb, style, context_keys[i].key, value);
         }
         for (size_t i = 0; i < n_fields; i++)
-                if (fields[i].key && fields[i].value)
+                if (fields[i].key && fields[i].value && !is_context_key(fields[i].key))
                         append_field(sb, style, fields[i].key, fields[i].value);
 }
 

@@ -9,7 +9,8 @@
  * Defaults as addon-operator applies them (pkg/values/validation/defaulting.go):
  * only properties[*].default, only where the key is absent, recursing into
  * properties and items, including objects a default has just created. Not
- * through allOf & co, patternProperties or additionalProperties, as there.
+ * through allOf & co, patternProperties, additionalProperties, a list of
+ * items schemas (tuple) or additionalItems, as there.
  * $refs were expanded at load; circular ones are not followed.
  */
 
@@ -43,25 +44,17 @@ static void apply_properties(const cJSON *props, cJSON *v, int depth)
 static void apply(const cJSON *s, cJSON *v, int depth)
 {
         const cJSON *props = cJSON_GetObjectItemCaseSensitive(s, "properties");
-        const cJSON *items = cJSON_GetObjectItemCaseSensitive(s, "items"), *sub;
+        const cJSON *items = cJSON_GetObjectItemCaseSensitive(s, "items");
         cJSON *e;
 
         if (depth > AO_SCHEMA_MAX_DEPTH)
                 return;
         if (cJSON_IsObject(v) && cJSON_IsObject(props))
                 apply_properties(props, v, depth);
-        if (!cJSON_IsArray(v) || !items)
+        /* Only a single items schema: addon-operator reads Items.Schema, which a tuple leaves empty. */
+        if (!cJSON_IsArray(v) || !cJSON_IsObject(items))
                 return;
-        /* A list of schemas is positional, as in validation. */
-        sub = cJSON_IsArray(items) ? items->child : items;
-        cJSON_ArrayForEach(e, v)
-        {
-                if (!sub)
-                        break;
-                apply(sub, e, depth + 1);
-                if (cJSON_IsArray(items))
-                        sub = sub->next;
-        }
+        cJSON_ArrayForEach(e, v) apply(items, e, depth + 1);
 }
 
 void ao_schema_apply_defaults(const struct ao_schema *s, enum ao_schema_kind kind, cJSON *value)

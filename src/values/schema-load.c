@@ -115,7 +115,7 @@ static cJSON *get(const cJSON *s, const char *key)
 /*
  * Call @fn for every subschema of @s with the path set to it: properties,
  * patternProperties (and definitions when asked), allOf/anyOf/oneOf, not,
- * additionalProperties and items. Malformed containers are skipped here;
+ * additionalProperties, items and additionalItems. Malformed containers are skipped here;
  * check_keyword() reports them.
  */
 static int walk_children(struct load_ctx *c, cJSON *s, bool definitions,
@@ -123,7 +123,7 @@ static int walk_children(struct load_ctx *c, cJSON *s, bool definitions,
 {
         static const char *const maps[] = {"properties", "patternProperties", "definitions"};
         static const char *const lists[] = {"allOf", "anyOf", "oneOf", "items"};
-        static const char *const singles[] = {"not", "additionalProperties", "items"};
+        static const char *const singles[] = {"not", "additionalProperties", "items", "additionalItems"};
         cJSON *m, *sub;
         size_t old, i;
         int r;
@@ -684,7 +684,7 @@ static int check_keyword(struct load_ctx *c, const cJSON *kw)
                         }
                 return 0;
         }
-        if (strcmp(k, "additionalProperties") == 0)
+        if (strcmp(k, "additionalProperties") == 0 || strcmp(k, "additionalItems") == 0)
                 return cJSON_IsBool(kw) || cJSON_IsObject(kw)
                            ? 0
                            : load_fail(c, k, "must be a boolean or a schema");

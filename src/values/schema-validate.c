@@ -681,11 +681,47 @@ static void check_unique(struct vctx *c, const cJSON *v)
                      second);
 }
 
+/* Every item of @v from @first on against @sub (list validation, or the items past a tuple). */
+static void check_items_from(struct vctx *c, const cJSON *sub, const cJSON *first, size_t index, int depth)
+{
+        size_t old;
+
+        for (const cJSON *e = first; e && !stopped(c); e = e->next) {
+                old = path_push_index(c, index++);
+                validate(c, sub, e, depth + 1);
+                path_pop(c, old);
+        }
+}
+
+/*
+ * Tuple validation (JSON Schema draft 4): item i against items[i]; the
+ * items past the tuple against additionalItems when it is a schema,
+ * refused when it is false, unchecked when it is true or absent. An empty
+ * list is no tuple (the draft 4 meta-schema requires one schema at least,
+ * and go-openapi then ignores additionalItems), so it checks nothing.
+ */
+static void check_tuple(struct vctx *c, const cJSON *s, const cJSON *tuple, const cJSON *v, int depth)
+{
+        const cJSON *additional = get(s, "additionalItems"), *sub = tuple->child, *e = v->child;
+        size_t i = 0, old;
+
+        for (; sub && e && !stopped(c); sub = sub->next, e = e->next) {
+                old = path_push_index(c, i++);
+                validate(c, sub, e, depth + 1);
+                path_pop(c, old);
+        }
+        if (!e || sub)
+                return;
+        if (cJSON_IsFalse(additional))
+                fail(c, "additionalItems", "must have at most %zu items, has %d", i, cJSON_GetArraySize(v));
+        else if (cJSON_IsObject(additional))
+                check_items_from(c, additional, e, i, depth);
+}
+
 static void check_array(struct vctx *c, const cJSON *s, const cJSON *v, int depth)
 {
         const cJSON *min = get(s, "minItems"), *max = get(s, "maxItems"), *items = get(s, "items");
-        size_t n = (size_t) cJSON_GetArraySize(v), i = 0, old;
-        const cJSON *e, *sub;
+        size_t n = (size_t) cJSON_GetArraySize(v);
 
         if (cJSON_IsNumber(min) && (double) n < min->valuedouble)
                 fail(c, "minItems", "must have at least %.0f items", min->valuedouble);
@@ -693,20 +729,11 @@ static void check_array(struct vctx *c, const cJSON *s, const cJSON *v, int dept
                 fail(c, "maxItems", "must have at most %.0f items", max->valuedouble);
         if (cJSON_IsTrue(get(s, "uniqueItems")))
                 check_unique(c, v);
-        if (!items)
-                return;
-        sub = cJSON_IsArray(items) ? items->child : items;
-        cJSON_ArrayForEach(e, v)
-        {
-                if (stopped(c) || !sub)
-                        break;
-                old = path_push_index(c, i++);
-                validate(c, sub, e, depth + 1);
-                path_pop(c, old);
-                /* A list of schemas is positional (JSON Schema tuple form); extra items are not checked. */
-                if (cJSON_IsArray(items))
-                        sub = sub->next;
-        }
+        /* With a single schema (or none), additionalItems has no say, as in draft 4. */
+        if (cJSON_IsObject(items))
+                check_items_from(c, items, v->child, 0, depth);
+        else if (cJSON_IsArray(items) && items->child)
+                check_tuple(c, s, items, v, depth);
 }
 
 static bool pattern_properties(struct vctx *c, const cJSON *patterns, const cJSON *m, int depth)

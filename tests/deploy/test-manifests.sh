@@ -90,6 +90,9 @@ h template ao-test "$chart" --namespace ops --set ha.enabled=true >"$work/chart-
 is "$(jq -r 'select(.kind == "Deployment") | [.spec.replicas, .spec.strategy.type,
         (.spec.template.spec.containers[0].env[] | select(.name == "ADDON_OPERATOR_HA") | .value)] | join(" ")' \
         "$work/chart-ha.jsonl")" "2 RollingUpdate true" "ha.enabled: two replicas, leader election, rolling updates"
+is "$(jq -r 'select(.kind == "Deployment") | .spec.template.spec.containers[0].env[]
+        | select(.name == "ADDON_OPERATOR_LISTEN_ADDRESS") | .valueFrom.fieldRef.fieldPath' "$work/chart-ha.jsonl")" \
+        "status.podIP" "ha.enabled: listens on the pod IP, which the followers read from the Lease identity"
 
 # ---- the real API server ---------------------------------------------------------------------------------
 if [ -n "${AO_SKIP_REAL_CLUSTER:-}" ]; then

@@ -196,7 +196,7 @@ ok $? "SIGHUP: received and logged"
 kill -HUP "$OP_PID"
 op_wait_for '"msg":"SIGHUP received: reloading all modules"'
 ok $? "SIGHUP: a second one while the first reload still waits"
-is "$(DEBUG_UNIX_SOCKET=$hup_socket "$AO_BINARY" queue main -o json | jq -r '[.[0].tasks[].description | select(startswith("Converge"))] | join(",")')" \
+is "$(DEBUG_UNIX_SOCKET=$hup_socket "$AO_BINARY" queue main -o json | jq -r '[.tasks[].description | select(startswith("Converge"))] | join(",")')" \
         "ConvergeModules:ReloadSignal" "SIGHUP: one reload waits in the main queue for both signals"
 ok "$(grep -q 'released' <<<"$OP_LOG"; [ $? -ne 0 ]; echo $?)" "SIGHUP: no running hook was interrupted or waited for"
 open_gate main
@@ -210,7 +210,7 @@ open_gate q2
 op_until patches_landed
 ok $? "SIGHUP: the config patches of all three hooks are in the config file"
 is "$(config_json)" '{"from_main":true,"from_q1":true,"from_q2":true,"x":1}' "SIGHUP: config file: the previous key kept, the three patches added"
-is "$(DEBUG_UNIX_SOCKET=$hup_socket "$AO_BINARY" global values -o json | jq -c '.global | {valueFromQ1, from_q1}')" \
+is "$(DEBUG_UNIX_SOCKET=$hup_socket "$AO_BINARY" global values -o json | jq -c '{valueFromQ1, from_q1}')" \
         '{"valueFromQ1":1,"from_q1":true}' "SIGHUP: the values patch of a hook running through the reload is applied"
 is "$(grep -c '"msg":"SIGHUP received' <<<"$OP_LOG"),$(grep -c 'converge started (ReloadSignal)' <<<"$OP_LOG")" "2,1" \
         "SIGHUP: two signals, one reload"

@@ -103,9 +103,9 @@ ok "$([ -n "$published" ] && [ -n "$first_upgrade" ] && [ "$published" -lt "$fir
 kinds='["apps.example.org/v1alpha1/Gadget","example.com/v1/Thing","example.com/v1beta1/Thing"]'
 global='{"clusterName":"test","discovery":{"apiVersions":'"$kinds"'}}'
 is "$(cat "$work/global/seen")" "$global" "the afterAll hook sees discovery.apiVersions: every version of every CRD, sorted"
-is "$(debug global values -o json | jq -cS .)" '{"global":'"$global"'}' "global values: the same"
+is "$(debug global values -o json | jq -cS .)" "$global" "global values: the same"
 is "$(debug global patches -o json | jq -c .)" \
-        '[{"op":"add","path":"/global/discovery","value":{}},{"op":"add","path":"/global/discovery/apiVersions","value":'"$kinds"'}]' \
+        '[{"Operations":[{"op":"add","path":"/global/discovery","value":{}},{"op":"add","path":"/global/discovery/apiVersions","value":'"$kinds"'}]}]' \
         "global patches: a values patch of the global section (discovery made first: there was none)"
 is "$(helm_values)" "$(printf 'global:\n  clusterName: test\n  discovery:\n    apiVersions:\n    - apps.example.org/v1alpha1/Gadget\n    - example.com/v1/Thing\n    - example.com/v1beta1/Thing\nthings: {}')" \
         "helm gets the same global section in the first converge"
@@ -119,7 +119,7 @@ kinds4='["apps.example.org/v1alpha1/Gadget","example.com/v1/Thing","example.com/
 global4='{"clusterName":"test","discovery":{"apiVersions":'"$kinds4"'}}'
 is "$(tail -1 "$work/global/seen")" "$global4" "the afterAll hook sees the list with widgets' kind"
 is "$(debug global patches -o json | jq -c .)" \
-        '[{"op":"add","path":"/global/discovery","value":{}},{"op":"add","path":"/global/discovery/apiVersions","value":'"$kinds4"'}]' \
+        '[{"Operations":[{"op":"add","path":"/global/discovery","value":{}},{"op":"add","path":"/global/discovery/apiVersions","value":'"$kinds4"'}]}]' \
         "the new list replaces the stored one"
 is "$(helm_values | sed -n '/apiVersions/,$p')" "$(printf '    apiVersions:\n    - apps.example.org/v1alpha1/Gadget\n    - example.com/v1/Thing\n    - example.com/v1beta1/Thing\n    - example.com/v2/Widget\nthings: {}')" \
         "and things' release gets it"
@@ -148,9 +148,9 @@ op_wait_for "first converge done"
 ok $? "the operator converges"
 warning="global values: /global/discovery/apiVersions is not set: the global values schema '$work/strict/openapi/values.yaml' refuses it: values patch makes the values invalid: global: 'discovery' is not allowed (additionalProperties) (declare discovery.apiVersions, a list of strings, to get it)"
 is "$(grep -cF "$warning" <<<"$OP_LOG")" 1 "one warning naming the schema file and what it refuses"
-is "$(debug global values -o json | jq -cS .)" '{"global":{"clusterName":"strict"}}' \
+is "$(debug global values -o json | jq -cS .)" '{"clusterName":"strict"}' \
         "global values: no discovery; the afterAll hook's own patch applied"
-is "$(debug global patches -o json | jq -c .)" '[{"op":"add","path":"/global/clusterName","value":"strict"}]' \
+is "$(debug global patches -o json | jq -c .)" '[{"Operations":[{"op":"add","path":"/global/clusterName","value":"strict"}]}]' \
         "global patches: the hook's only"
 is "$(helm_values)" "$(printf 'global:\n  clusterName: strict\nthings: {}')" "helm gets the global values without discovery"
 kill -TERM "$OP_PID"
@@ -163,7 +163,7 @@ printf 'type: object\nproperties:\n  clusterName: {type: string}\n  discovery:\n
 start "$work/strict"
 op_wait_for "first converge done"
 ok $? "the operator converges"
-is "$(debug global values -o json | jq -cS .)" '{"global":{"clusterName":"strict","discovery":{"apiVersions":'"$kinds"'}}}' \
+is "$(debug global values -o json | jq -cS .)" '{"clusterName":"strict","discovery":{"apiVersions":'"$kinds"'}}' \
         "a schema that declares discovery.apiVersions: the list is set; after the restart it lists the enabled modules' CRDs only"
 kill -TERM "$OP_PID"
 op_finish
@@ -177,7 +177,7 @@ op_start GLOBAL_HOOKS_DIR="$work/global" MODULES_DIR="$m" ADDON_OPERATOR_CONFIG_
 op_wait_for "first converge done"
 ok $? "the operator converges in local mode"
 is "$(cat "$work/global/seen")" '{"clusterName":"test"}' "no CRD step, no discovery key"
-is "$(debug global values -o json | jq -cS .)" '{"global":{"clusterName":"test"}}' "global values: the same"
+is "$(debug global values -o json | jq -cS .)" '{"clusterName":"test"}' "global values: the same"
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "a clean stop"

@@ -63,7 +63,8 @@ op_start HELM_BIN_PATH="$FAKE_HELM" FAKE_HELM_DIR="$FAKE_HELM_DIR" FAKE_HELM_KUB
         DEBUG_UNIX_SOCKET="$sock" LOG_NO_TIME=true -- start
 op_wait_for "first converge done"
 ok $? "the first converge ends"
-dump() { env DEBUG_UNIX_SOCKET="$sock" "$AO_BINARY" module resource-monitor -o json; }
+# The monitors' detail: what `module resource-monitor -o text` shows, as JSON.
+dump() { curl -sf --unix-socket "$sock" 'http://x/module/resource-monitor.json?detail=true'; }
 revisions() { jq '.revisions | length' "$FAKE_HELM_DIR/releases/ao/app.json"; }
 revisions_at_least() { [ "$(revisions)" -ge "$1" ]; }
 exists() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$api$1")" = 200 ]; }

@@ -158,7 +158,7 @@ rm -f "$work/operator-calls.jsonl"
 start_op() {
         op_start "${helm_env[@]}" KUBE_SERVER="$api" ADDON_OPERATOR_NAMESPACE=ao MODULES_DIR="$m" \
                 GLOBAL_HOOKS_DIR="$work/none" ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
-                ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" LOG_NO_TIME=true -- start
+                ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" DEBUG_UNIX_SOCKET="$work/debug.socket" LOG_NO_TIME=true -- start
 }
 helm_env=(HELM_BIN_PATH="$work/helm-wrapper" WORK="$work" REAL_HELM="$REAL_HELM" FAKE_HELM="$FAKE_HELM"
         FAKE_HELM_DIR="$FAKE_HELM_DIR" FAKE_HELM_KUBE="$api" HOME="$work/home")
@@ -194,6 +194,11 @@ watched() { fk GET /fake/watches | jq -r '.watches[].path' | sort -u; }
 for path in /apis/apps/v1/namespaces/ao/deployments /api/v1/namespaces/other/services /api/v1/namespaces/ao/configmaps; do
         like "$(watched)" "^$path\$" "web: $path is watched"
 done
+# `module render`: the real helm's render with the values the release got.
+is "$("$AO_BINARY" module render web --debug-unix-socket "$work/debug.socket" | md5sum | cut -d' ' -f1)" "${sums[web]}" \
+        "module render web: the real helm's manifests with the module's values"
+like "$(operator_calls | grep '"template","web"' | tail -1)" '^\["template","web","'"$m"'/020-web","--values",' \
+        "module render: the release step's helm template"
 
 # ---- nothing changed: no helm process ----------------------------------------------------------------
 unchanged_all() { # unchanged_all TEXT: every module with a chart skipped the render

@@ -51,7 +51,7 @@ CONVERGE_WAIT_TASK
 CONVERGE_HELD_BACK: 'broken'" "/status/converge names it (its retry is a waiting task)"
 is "$(curl -s "http://127.0.0.1:$port/status/converge?output=json" | jq -c .CONVERGE_HELD_BACK)" '["broken"]' \
         "and its JSON"
-like "$(DEBUG_UNIX_SOCKET="$work/debug.socket" "$AO_BINARY" queue list -o json | jq -c '[.[] | .name]')" \
+like "$(DEBUG_UNIX_SOCKET="$work/debug.socket" "$AO_BINARY" queue list -o json | jq -c '[.active[] | .name]')" \
         '"isolated-broken"' "queue list shows its queue"
 touch "$work/fixed"
 op_wait_for "module 'broken' is up to date"

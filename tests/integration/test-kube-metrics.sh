@@ -103,7 +103,8 @@ is "$(cat "$work/logs/watcher")" '[{"binding":"cms","type":"Group","snapshots":{
 [{"binding":"cms","type":"Group","snapshots":{"cms":[]}}]' \
         "the held run saw cm-a; the late one got an empty list"
 op_wait_for "kubernetes binding 'cms' has no running monitor"
-like "$OP_LOG" '"level":"error","msg":"hook .hooks/watch.sh.: kubernetes binding .cms. has no running monitor: the run gets an empty snapshot","module":"watcher","hook":"hooks/watch.sh","binding":"cms"' \
+is "$(grep -F "kubernetes binding 'cms' has no running monitor" <<<"$OP_LOG")" \
+        '{"level":"error","msg":"hook '"'hooks/watch.sh'"': kubernetes binding '"'cms'"' has no running monitor: the run gets an empty snapshot","module":"watcher","hook":"hooks/watch.sh","hook.type":"module","binding":"cms","event":"kubernetes","queue":"side","task":"ModuleHookRun","event.type":"Kubernetes"}' \
         "the late run is logged as an error naming module, hook and binding"
 
 kill -TERM "$OP_PID"

@@ -88,7 +88,7 @@ ok $? "an operation of a kind the API server does not have fails the run, naming
 op_wait_for "first converge done"
 ok $? "the retried hooks succeed and the operator goes on"
 is "$(DEBUG_UNIX_SOCKET="$work/debug.socket" "$AO_BINARY" global values -o json |
-        python3 -c 'import json,sys; g=json.load(sys.stdin)["global"]; print(sorted(k for k in g if k.startswith("from")))')" \
+        python3 -c 'import json,sys; g=json.load(sys.stdin); print(sorted(k for k in g if k.startswith("from")))')" \
         "[]" "the values patches of the failed runs were not applied"
 is "$(data_of third)" gone "nothing of the run with the unknown kind went to the cluster"
 port=$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)

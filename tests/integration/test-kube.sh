@@ -125,10 +125,10 @@ is "$(ctx "$work/logs/late.sh.log" 1)" \
         '{"binding":"late","objects":[{"filterResult":"cm1"},{"filterResult":"cm2"}],"type":"Synchronization"}' \
         "a binding that joins a shared informer later gets every object"
 is "$("$AO_BINARY" module snapshots kmod -o json --debug-unix-socket "$work/debug.socket" | jq -c .)" \
-        '{"hooks/late.sh":{"late":[{"filterResult":"cm1"},{"filterResult":"cm2"}]},"hooks/watch.sh":{"two":[{"filterResult":"cm2"}]}}' \
+        '{"hooks/late.sh":{"late":{"snapshot":[{"filterResult":"cm1"},{"filterResult":"cm2"}]}},"hooks/watch.sh":{"two":{"snapshot":[{"filterResult":"cm2"}]}}}' \
         "module snapshots: every hook's bindings with their current items"
 like "$("$AO_BINARY" global snapshots -o json --debug-unix-socket "$work/debug.socket" | jq -c '.["hooks/filtered.sh"]')" \
-        '^\{"cms":\[\{"filterResult":\{"a":"1"\}\},\{"filterResult":\{"b":"2"\}\}' "global snapshots: the global hooks' bindings"
+        '^\{"cms":\{"snapshot":\[\{"filterResult":\{"a":"1"\}\},\{"filterResult":\{"b":"2"\}\}' "global snapshots: the global hooks' bindings"
 
 # ---- metrics ---------------------------------------------------------------------------------------
 port=$(printf '%s' "$OP_LOG" | sed -n 's/.*http: listening on [0-9.]*:\([0-9]*\).*/\1/p' | tail -1)
@@ -210,6 +210,8 @@ cm cm3 '{"c":"3"}'
 wait_contexts "$work/logs/filtered.sh.log" 2
 is "$(ctx "$work/logs/filtered.sh.log" 2)" \
         '{"binding":"cms","filterResult":{"c":"3"},"type":"Event","watchEvent":"Added"}' "Added event with its filter result"
+op_wait_for "msg=\"hook 'hooks/filtered.sh' succeeded in [0-9]+ ms\" hook=hooks/filtered.sh hook.type=global binding=cms event=kubernetes watchEvent=Added queue=main task=GlobalHookRun event.type=Kubernetes\$"
+ok $? "the record of an event's run names the binding, its type and the watch event"
 cm cm3 '{"c":"3"}' '{"touched":"yes"}'
 cm cm3 '{"c":"33"}' '{"touched":"yes"}'
 wait_contexts "$work/logs/filtered.sh.log" 3

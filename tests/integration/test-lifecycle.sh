@@ -297,6 +297,56 @@ like "$OP_LOG" "module discovery failed, retrying in 5 s: cannot get the configu
 unlike "$OP_LOG" "module discovery failed[^\"]*fast module fails" "failing modules: the later module's failure is not reported"
 stop
 
+# ---- log records: what the records of a hook run and of a task carry ------------------------------
+mkdir -p "$work/logs/001-web/hooks" "$work/logs-global/hooks"
+printf 'webEnabled: true\n' >"$work/logs/values.yaml"
+: >"$work/logs-config.yaml"
+cat >"$work/logs/001-web/hooks/say.sh" <<'SCRIPT'
+#!/bin/bash
+if [ "${1:-}" = --config ]; then
+        echo '{"configVersion":"v1","beforeHelm":1,"schedule":[{"name":"tick","crontab":"* * * * * *","queue":"slow"}]}'
+        exit 0
+fi
+echo "hello from $(jq -r '.[0].binding' "$BINDING_CONTEXT_PATH")"
+echo "a warning from $(jq -r '.[0].binding' "$BINDING_CONTEXT_PATH")" >&2
+SCRIPT
+printf '#!/bin/bash\necho deciding\necho true >"$MODULE_ENABLED_RESULT"\n' >"$work/logs/001-web/enabled"
+printf '#!/bin/bash\nif [ "${1:-}" = --config ]; then echo %s; exit 0; fi\necho global hello\n' \
+        "'{\"configVersion\":\"v1\",\"onStartup\":1}'" >"$work/logs-global/hooks/hi.sh"
+chmod +x "$work/logs/001-web/hooks/say.sh" "$work/logs/001-web/enabled" "$work/logs-global/hooks/hi.sh"
+start MODULES_DIR="$work/logs" GLOBAL_HOOKS_DIR="$work/logs-global" ADDON_OPERATOR_CONFIG_FILE="$work/logs-config.yaml"
+op_wait_for '"msg":"hello from tick"'
+ok $? "log records: the schedule run in its queue logs its line"
+stop
+record() { # record <jq condition>: the first JSON record of the log it selects, compact
+        jq -cR "fromjson? | select($1)" <<<"$OP_LOG" | head -1
+}
+startup='"queue":"main","task":"ModuleRun","event.type":"OperatorStartup"'
+before_helm='"module":"web","hook":"hooks/say.sh","hook.type":"module","binding":"beforeHelm","event":"beforeHelm",'$startup
+is "$(record '.msg == "hello from beforeHelm"')" \
+        '{"level":"info","msg":"hello from beforeHelm",'"$before_helm"',"output":"stdout"}' \
+        "log records: a module hook's stdout line carries module, hook, binding, queue, task and why it runs"
+is "$(record '.msg == "a warning from beforeHelm"')" \
+        '{"level":"info","msg":"a warning from beforeHelm",'"$before_helm"',"output":"stderr"}' \
+        "log records: its stderr line the same, output=stderr"
+is "$(record '.msg | startswith("hook '"'"'hooks/say.sh'"'"' succeeded in ")' | jq -c 'del(.msg)')" \
+        '{"level":"info",'"$before_helm"'}' "log records: the operator's record of the run carries the same"
+is "$(record '.msg == "hello from tick"')" \
+        '{"level":"info","msg":"hello from tick","module":"web","hook":"hooks/say.sh","hook.type":"module","binding":"tick","event":"schedule","queue":"slow","task":"ModuleHookRun","event.type":"Schedule","output":"stdout"}' \
+        "log records: a schedule run names its binding, the binding's type and its own queue"
+is "$(record '.msg == "global hello"')" \
+        '{"level":"info","msg":"global hello","hook":"hooks/hi.sh","hook.type":"global","binding":"onStartup","event":"onStartup","queue":"main","task":"GlobalHookRun","event.type":"OperatorStartup","output":"stdout"}' \
+        "log records: a global hook's line: no module, hook.type global"
+is "$(record '.msg == "deciding"')" \
+        '{"level":"info","msg":"deciding","module":"web","hook":"web/enabled","binding":"enabled","queue":"main","task":"ConvergeModules","event.type":"OperatorStartup","output":"stdout"}' \
+        "log records: an enabled script's line carries the converge task it runs for"
+is "$(record '.msg == "module '"'"'web'"'"' is up to date"')" \
+        '{"level":"info","msg":"module '"'"'web'"'"' is up to date","module":"web",'"$startup"'}' \
+        "log records: a task's own record carries its module, queue, task and why it runs"
+is "$(record '.msg == "converge started (OperatorStartup)"')" \
+        '{"level":"info","msg":"converge started (OperatorStartup)","queue":"main","task":"ConvergeModules","event.type":"OperatorStartup"}' \
+        "log records: the converge's records carry its task"
+
 # ---- start-up failures --------------------------------------------------------------------------
 printf 'someModule: |\n  a: [\n' >"$work/config.yaml"
 start

@@ -37,8 +37,8 @@ mkdir -p modules/001-good modules/002-Bad_Name modules/003-vals/openapi modules/
 printf 'global:\n  a: 1\ngood: {x: 1}\ngoodEnabled: "yes"\nnosuch: {}\nBad_Key: 1\n' >modules/values.yaml
 touch modules/README
 hook modules/001-good/hooks/a.sh '{"configVersion":"v1","onStartup":1}'
-printf 'vals:\n  replicas: 0\nvalsEnabled: maybe\nother: 1\n' >modules/003-vals/values.yaml
-printf 'type: object\nproperties:\n  replicas: {type: integer, minimum: 1}\n  name: {type: string}\nrequired: [name]\n' \
+printf 'vals:\n  replicas: 0\n  pair: [a, 1, extra]\nvalsEnabled: maybe\nother: 1\n' >modules/003-vals/values.yaml
+printf 'type: object\nproperties:\n  replicas: {type: integer, minimum: 1}\n  name: {type: string}\n  pair:\n    type: array\n    items: [{type: string}, {type: integer}]\n    additionalItems: false\nrequired: [name]\n' \
         >modules/003-vals/openapi/values.yaml
 printf 'type: object\nproperties:\n  mode: {type: string, enum: [a, b]}\nrequired: [mode]\n' \
         >modules/003-vals/openapi/config-values.yaml
@@ -68,6 +68,7 @@ global: error: values do not match openapi/values.yaml: global.a: must be a stri
 modules/002-Bad_Name: error: module directory '002-Bad_Name': module name 'Bad_Name' is not valid: its values key 'badName' converts back to 'bad-name' (use lower-case words separated by single '-')
 modules/003-vals: warning: with no config section, config values do not match openapi/config-values.yaml: vals: 'mode' is required (required)
 modules/003-vals: error: values do not match openapi/values.yaml: vals.replicas: must be >= 1 (minimum)
+modules/003-vals: error: values do not match openapi/values.yaml: vals.pair: must have at most 2 items, has 3 (additionalItems)
 modules/003-vals/values.yaml: error: 'valsEnabled' must be true or false
 modules/003-vals/values.yaml: warning: key 'other' is ignored: this file is read for 'vals' and 'valsEnabled' only
 modules/004-hooks/enabled: error: the enabled script is not executable (chmod +x is required)
@@ -88,13 +89,13 @@ modules/README: warning: not a module directory, ignored
 modules/values.yaml: error: 'goodEnabled' must be true or false
 modules/values.yaml: warning: key 'nosuch' is unused: there is no module 'nosuch'
 modules/values.yaml: warning: key 'Bad_Key' does not name a module (its module name would be 'bad-key'), ignored
-lint: 7 modules, 7 hooks: 18 errors, 7 warnings"
+lint: 7 modules, 7 hooks: 19 errors, 7 warnings"
 is "$OUT" "$want" "broken tree: every problem with its file, sorted by file"
 
 # ---- the JSON report -----------------------------------------------------------------------------
 lint --modules-dir modules:extra --global-hooks-dir global -o json
 is "$CODE" 1 "json: exit 1"
-is "$(jq -c '[.errors, .warnings, .modules, .hooks, (.problems | length)]' <<<"$OUT")" "[18,7,7,7,25]" \
+is "$(jq -c '[.errors, .warnings, .modules, .hooks, (.problems | length)]' <<<"$OUT")" "[19,7,7,7,26]" \
         "json: counts"
 is "$(jq -c '.problems[] | select(.path == "modules/005-chart/crds/b.yaml:2:1")' <<<"$OUT")" \
         '{"path":"modules/005-chart/crds/b.yaml:2:1","severity":"error","message":"did not find expected node content (while parsing a flow node that starts at 2:1)"}' \

@@ -87,26 +87,27 @@ is "$(stat -c %a "$sock")" 600 "the debug socket is mode 0600"
 
 dbg() { env DEBUG_UNIX_SOCKET="$sock" "$AO_BINARY" "$@"; }
 is "$(dbg global values -o json | jq -cS .)" \
-        '{"global":{"cluster":"test","startedBy":"metrics.sh"}}' "global values -o json"
-is "$(dbg global values)" 'global:
-  cluster: test
-  startedBy: metrics.sh' "global values: YAML by default"
-is "$(dbg global patches | jq -c .)" '[{"op":"add","path":"/global/startedBy","value":"metrics.sh"}]' \
+        '{"cluster":"test","startedBy":"metrics.sh"}' "global values -o json"
+is "$(dbg global values)" 'cluster: test
+startedBy: metrics.sh' "global values: YAML by default"
+is "$(dbg global patches | jq -c .)" '[{"Operations":[{"op":"add","path":"/global/startedBy","value":"metrics.sh"}]}]' \
         "global patches"
-is "$(dbg global config -o json | jq -c .)" '{"global":{}}' "global config"
-is "$(dbg module values web -o json | jq -cS .)" '{"web":{"internal":{"ready":true},"replicas":3}}' \
+is "$(dbg global config -o json | jq -c .)" '{}' "global config"
+is "$(dbg module values web -o json | jq -cS .)" '{"internal":{"ready":true},"replicas":3}' \
         "module values NAME"
 is "$(dbg module values web -g -o json | jq -c '.global.cluster')" '"test"' "module values NAME -g adds global"
-is "$(dbg module config web -o yaml)" 'web:
-  replicas: 3' "module config NAME -o yaml"
-is "$(dbg module patches web | jq -c .)" '[{"op":"add","path":"/web/internal","value":{"ready":true}}]' \
+is "$(dbg module config web -o yaml)" 'replicas: 3' "module config NAME -o yaml"
+is "$(dbg module patches web | jq -c .)" '[{"Operations":[{"op":"add","path":"/web/internal","value":{"ready":true}}]}]' \
         "module patches NAME"
-is "$(dbg module list)" 'MODULE                            ORDER  STATE
-web                                  10  enabled' "module list: a table"
-is "$(dbg module list -o json | jq -c '.modules[0] | {name, order, enabled, started}')" \
-        '{"name":"web","order":10,"enabled":true,"started":true}' "module list -o json"
-like "$(dbg queue list)" "Queue 'main': length 0, status: 'idle'" "queue list: text"
-is "$(dbg queue list -o json | jq -r '.[0].name')" main "queue list -o json"
+is "$(dbg module list)" 'enabledModules:
+- web' "module list: YAML"
+is "$(dbg module list -o text)" 'MODULE                            ORDER  STATE
+web                                  10  enabled' "module list -o text: a table"
+is "$(dbg module list -o json)" '{"enabledModules":["web"]}' "module list -o json"
+like "$(dbg queue list)" "Summary:
+- 'main' queue: (empty|[0-9]+ tasks?)\." "queue list: text"
+is "$(dbg queue list -o json | jq -r '.summary | keys | join(",")')" mainQueueTasks,otherQueues,totalTasks \
+        "queue list -o json"
 out=$(dbg module values nope 2>&1)
 is "$?:$out" "1:addon-operator: /module/nope/values: no such module" "an unknown module: exit 1 with the reason"
 out=$(env DEBUG_UNIX_SOCKET=$work/none.socket "$AO_BINARY" queue list 2>&1)

@@ -77,6 +77,11 @@ printf 'replicas: 0\nextra: 1\n' >"$dir/bad.yaml"
 run /dev/null validate "$dir/schema.yaml" "$dir/bad.yaml"
 is "$CODE" 1 "validate: invalid values exit 1"
 is "$(printf '%s\n' "$ERR" | wc -l)" 2 "validate: one line per error (minimum, additionalProperties)"
+printf 'type: object\nproperties:\n  pair: {type: array, items: [{type: string}, {type: integer}], additionalItems: false}\n' \
+        >"$dir/tuple.yaml"
+printf 'pair: [a, 1, extra]\n' >"$dir/tuple-values.yaml"
+run /dev/null validate "$dir/tuple.yaml" "$dir/tuple-values.yaml"
+is "$CODE:$ERR" "1:pair: must have at most 2 items, has 3 (additionalItems)" "validate: an item past a closed tuple"
 
 # cron
 run /dev/null cron '0 0 13 * FRI' --from 2026-11-22T00:00:00Z --count 3

@@ -66,7 +66,8 @@ is "$?" 124 "queue list -w runs until stopped"
 redraws=$(grep -c "Every 0.2s: addon-operator queue list" "$work/watch.out")
 ok "$([ "$redraws" -ge 2 ]; echo $?)" "queue list -w redraws ($redraws times in 3 s)"
 ok "$(grep -q $'\e\[H\e\[2J' "$work/watch.out"; echo $?)" "queue list -w clears the screen like watch"
-like "$(cat "$work/watch.out")" "Queue 'main': length" "queue list -w shows the queues"
+like "$(cat "$work/watch.out")" "Summary:
+- 'main' queue: " "queue list -w shows the queues"
 
 kill -TERM "$OP_PID"
 op_finish

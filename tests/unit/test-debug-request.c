@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The debug API's requests: path to route and module, query to flags, and what is refused. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ao/debug-request.h"
@@ -37,7 +38,58 @@ static const struct ok_case {
     {"/module/echo-server/snapshots", "", AO_DEBUG_MODULE_SNAPSHOTS, "echo-server", false, false},
     /* "list" and "resource-monitor" are routes only when alone. */
     {"/module/list/values", "", AO_DEBUG_MODULE_VALUES, "list", false, false},
+    {"/global/list", "", AO_DEBUG_GLOBAL_LIST, "", false, false},
+    {"/config/list", "", AO_DEBUG_CONFIG_LIST, "", false, false},
+    {"/config/set", "", AO_DEBUG_CONFIG_SET, "", false, false},
+    {"/module/echo-server/render", "debug=false&diff=false", AO_DEBUG_MODULE_RENDER, "echo-server", false,
+     false},
 };
+
+/* The other flags: showEmpty, debug, diff, module. */
+static void test_flags(void)
+{
+        struct ao_debug_request req;
+        struct ao_error err = {0};
+
+        tap_is_int(ao_debug_request_parse("/module/a/render", "debug=true&diff=1", &req, &err), 0,
+                   "render?debug=true&diff=1: accepted");
+        tap_ok(req.debug && req.diff && !req.show_empty, "render: debug and diff set");
+        tap_is_int(ao_debug_request_parse("/queue/list", "showEmpty=true&showEmpty=false", &req, &err), 0,
+                   "queue/list?showEmpty: accepted");
+        tap_ok(req.show_empty && !req.debug, "queue/list: the first showEmpty counts");
+        tap_is_int(ao_debug_request_parse("/module/resource-monitor", "module=echo-server", &req, &err), 0,
+                   "resource-monitor?module=: accepted");
+        tap_is_str(req.only_module, "echo-server", "resource-monitor: the module kept");
+        tap_is_int(ao_debug_request_parse("/module/a/render", "diff=sure", &req, &err), -EINVAL,
+                   "render?diff=sure: refused");
+        tap_is_str(err.msg, "query: diff is not a boolean: 'sure'", "render?diff=sure: message");
+
+        tap_ok(ao_debug_route_is_post(AO_DEBUG_CONFIG_SET), "config set is a POST");
+        tap_ok(!ao_debug_route_is_post(AO_DEBUG_CONFIG_LIST), "config list is a GET");
+}
+
+/* A form body (or query) read a key at a time. */
+static void test_form(void)
+{
+        const char *form = "name=log.level&value=debug&duration=1m30s&value=info&note=a+b%21";
+        char *v = NULL;
+        struct ao_error err = {0};
+
+        tap_is_int(ao_debug_form_get(form, "name", &v, &err), 1, "form: name found");
+        tap_is_str(v, "log.level", "form: name");
+        free(v);
+        tap_is_int(ao_debug_form_get(form, "value", &v, &err), 1, "form: value found");
+        tap_is_str(v, "debug", "form: the first value counts");
+        free(v);
+        tap_is_int(ao_debug_form_get(form, "note", &v, &err), 1, "form: note found");
+        tap_is_str(v, "a b!", "form: + and %%XX decoded");
+        free(v);
+        tap_is_int(ao_debug_form_get(form, "missing", &v, &err), 0, "form: an absent key");
+        tap_ok(v == NULL, "form: absent gives NULL");
+        tap_is_int(ao_debug_form_get("name=%zz", "name", &v, &err), -EINVAL, "form: a bad escape");
+        tap_is_str(err.msg, "query: invalid %-escape in 'name=%zz'", "form: the message of a bad escape");
+        tap_is_int(ao_debug_form_get("", "name", &v, &err), 0, "form: empty");
+}
 
 static const struct bad_case {
         const char *path, *query;
@@ -48,7 +100,7 @@ static const struct bad_case {
     {"/module/", "", -ENOENT, "unknown path"},
     {"/module//values", "", -ENOENT, "unknown path"},
     {"/module/a/b/values", "", -ENOENT, "unknown path"},
-    {"/module/a/render", "", -ENOENT, "unknown path"},
+    {"/module/a/rendered", "", -ENOENT, "unknown path"},
     {"/module/a", "", -ENOENT, "unknown path"},
     {"/global/values/x", "", -ENOENT, "unknown path"},
     {"/module/a/values", "global=maybe", -EINVAL, "query: global is not a boolean: 'maybe'"},
@@ -113,5 +165,7 @@ int main(void)
         for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++)
                 test_bad(&bad_cases[i]);
         test_format_suffix();
+        test_flags();
+        test_form();
         return tap_done();
 }

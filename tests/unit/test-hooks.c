@@ -326,6 +326,54 @@ static void test_combine(void)
         check_combine("[]", "[]", "[]", "empty");
 }
 
+/* Which files are Python hooks, and when a module's hooks/venv can run them. */
+static void expect_venv(const char *module, bool want, const char *what)
+{
+        char *dir = ao_xasprintf("%s/%s", scratch, module);
+        char *venv = ao_hooks_python_venv(dir);
+        char *expected = ao_xasprintf("%s/hooks/venv", dir);
+        if (want)
+                tap_is_str(venv ? venv : "(none)", expected, "venv: %s", what);
+        else
+                tap_ok(!venv, "no venv: %s", what);
+        free(expected);
+        free(venv);
+        free(dir);
+}
+
+static void test_python_venv(void)
+{
+        tap_ok(ao_hook_is_python("/m/hooks/a.py"), "python: a .py file");
+        tap_ok(ao_hook_is_python("b.py"), "python: a bare name");
+        tap_ok(!ao_hook_is_python("/m/hooks/a.py.sh"), "python: .py not at the end is not");
+        tap_ok(!ao_hook_is_python("/m/hooks.py/a"), "python: a .py directory does not count");
+        tap_ok(!ao_hook_is_python("/m/hooks/apy"), "python: no dot");
+
+        touch("py-ok/hooks/venv/bin/python3", 0755);
+        expect_venv("py-ok", true, "an executable bin/python3");
+        touch("py-group/hooks/venv/bin/python3", 0710);
+        expect_venv("py-group", true, "any execute bit will do");
+        touch("py-noexec/hooks/venv/bin/python3", 0644);
+        expect_venv("py-noexec", false, "bin/python3 without an execute bit");
+        touch("py-dir/hooks/venv/bin/python3/x", 0755);
+        expect_venv("py-dir", false, "bin/python3 is a directory");
+        touch("py-none/hooks/a.py", 0755);
+        expect_venv("py-none", false, "no hooks/venv");
+        touch("py-link/hooks/target", 0755);
+        char *link = ao_xasprintf("%s/py-link/hooks/venv/bin/python3", scratch);
+        touch("py-link/hooks/venv/bin/placeholder", 0644);
+        if (symlink("../../target", link) < 0)
+                tap_bail("symlink");
+        expect_venv("py-link", true, "a link to an executable is followed");
+        free(link);
+        link = ao_xasprintf("%s/py-dangling/hooks/venv/bin/python3", scratch);
+        touch("py-dangling/hooks/venv/bin/placeholder", 0644);
+        if (symlink("/nonexistent/python3", link) < 0)
+                tap_bail("symlink");
+        expect_venv("py-dangling", false, "a dangling link");
+        free(link);
+}
+
 int main(void)
 {
         struct ao_log_options log = {.format = AO_LOG_FORMAT_TEXT, .level = AO_LOG_ERROR, .fd = -1};
@@ -336,6 +384,7 @@ int main(void)
         test_contexts_v1();
         test_contexts_v0();
         test_combine();
+        test_python_venv();
         char *cmd = ao_xasprintf("rm -rf '%s'", scratch);
         (void) !system(cmd);
         free(cmd);

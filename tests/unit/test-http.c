@@ -43,8 +43,12 @@ static char socket_path[256];
 
 struct handler_state {
         unsigned calls;
+        char method[8];
         char path[256];
         char query[256];
+        char body[256];
+        enum ao_http_format format;
+        uint64_t deferred; /* the id of the request /later deferred, 0: none */
 };
 
 static struct handler_state seen;
@@ -60,13 +64,29 @@ static cJSON *hello_doc(void)
         return doc;
 }
 
-static int handler(const char *path, const char *query, cJSON **ret_body, void *userdata)
+static int handler(const struct ao_http_request *req, cJSON **ret_body, void *userdata)
 {
         struct handler_state *st = userdata;
+        const char *path = req->path;
         st->calls++;
+        (void) snprintf(st->method, sizeof(st->method), "%s", req->method);
         (void) snprintf(st->path, sizeof(st->path), "%s", path);
-        (void) snprintf(st->query, sizeof(st->query), "%s", query);
+        (void) snprintf(st->query, sizeof(st->query), "%s", req->query);
+        (void) snprintf(st->body, sizeof(st->body), "%s", req->body);
+        st->format = req->format;
 
+        if (strcmp(path, "/echo") == 0 && strcmp(req->method, "POST") == 0) {
+                *ret_body = cJSON_CreateString(req->body);
+                return 200;
+        }
+        if (strcmp(req->method, "GET") != 0) {
+                *ret_body = cJSON_CreateString("405 method not allowed");
+                return 405;
+        }
+        if (strcmp(path, "/later") == 0) {
+                st->deferred = req->id;
+                return AO_HTTP_DEFERRED;
+        }
         if (strcmp(path, "/hello") == 0 || strcmp(path, "/status/converge") == 0) {
                 *ret_body = hello_doc();
                 return 200;
@@ -90,6 +110,7 @@ struct fetch {
         const char *unix_path; /* NULL: TCP */
         char url[512];
         bool post;
+        size_t post_size; /* 0: the form "x=1", else that many bytes */
         /* result */
         CURLcode code;
         long status;
@@ -128,14 +149,29 @@ static void fetch_perform(struct fetch *f)
         curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
         if (f->unix_path)
                 curl_easy_setopt(c, CURLOPT_UNIX_SOCKET_PATH, f->unix_path);
-        if (f->post)
+        _cleanup_free_ char *big = NULL;
+        struct curl_slist *expect = NULL;
+        if (f->post && f->post_size) {
+                big = ao_xmalloc(f->post_size);
+                memset(big, 'a', f->post_size);
+                curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long) f->post_size);
+                curl_easy_setopt(c, CURLOPT_POSTFIELDS, big);
+                /* h2o answers 413 from the headers and closes. A body already sent and never read
+                   turns that close into a reset which can reach the client before the answer; so
+                   the client waits for the server's word before it sends the body. */
+                expect = curl_slist_append(NULL, "Expect: 100-continue");
+                curl_easy_setopt(c, CURLOPT_HTTPHEADER, expect);
+                curl_easy_setopt(c, CURLOPT_EXPECT_100_TIMEOUT_MS, 30000L);
+        } else if (f->post) {
                 curl_easy_setopt(c, CURLOPT_POSTFIELDS, "x=1");
+        }
         f->code = curl_easy_perform(c);
         (void) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &f->status);
         char *ct = NULL;
         if (curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
                 (void) snprintf(f->content_type, sizeof(f->content_type), "%s", ct);
         curl_easy_cleanup(c);
+        curl_slist_free_all(expect);
         atomic_store(&f->done, true);
 }
 
@@ -370,12 +406,30 @@ static void test_debug_routes(void)
         tap_is_str(ao_strbuf_str(&f.body), "bad request: missing 'x'\n", "unix /bad: message and newline");
         fetch_done(&f);
 
-        calls = seen.calls;
+        /* POST goes to the handler on the unix socket, with its body; the handler says where it applies. */
         fetch_init(&f, socket_path, "http://localhost/hello.json");
         f.post = true;
+        fetch_via_main(&f);
+        tap_is_int(f.status, 405, "unix POST /hello.json: 405 from the handler");
+        tap_is_str(seen.method, "POST", "unix POST: the handler sees the method");
+        fetch_done(&f);
+
+        fetch_init(&f, socket_path, "http://localhost/echo");
+        f.post = true;
+        fetch_via_main(&f);
+        tap_is_int(f.status, 200, "unix POST /echo: 200");
+        tap_is_str(seen.body, "x=1", "unix POST /echo: the handler got the body");
+        tap_is_str(ao_strbuf_str(&f.body), "x=1", "unix POST /echo: answered");
+        fetch_done(&f);
+
+        /* A body larger than AO_HTTP_BODY_MAX never reaches the main thread. */
+        calls = seen.calls;
+        fetch_init(&f, socket_path, "http://localhost/echo");
+        f.post = true;
+        f.post_size = AO_HTTP_BODY_MAX + 1;
         fetch_perform(&f);
-        tap_is_int(f.status, 405, "unix POST /hello.json: 405");
-        tap_is_int(seen.calls, calls, "unix POST: the handler was not called");
+        tap_is_int(f.status, 413, "unix POST of AO_HTTP_BODY_MAX + 1 bytes: 413");
+        tap_is_int(seen.calls, calls, "unix POST too large: the handler was not called");
         fetch_done(&f);
 
         fetch_init(&f, socket_path, "http://localhost/metrics");
@@ -417,6 +471,31 @@ static int connect_tcp(uint16_t port, const char *partial)
         if (write(fd, partial, strlen(partial)) != (ssize_t) strlen(partial))
                 tap_bail("cannot write to the server");
         return fd;
+}
+
+/* A handler may answer later (it waits for a child process): the request waits, the loop does not. */
+static void test_deferred(struct ao_http *h)
+{
+        struct fetch f;
+        fetch_init(&f, socket_path, "http://localhost/later.text");
+        seen.deferred = 0;
+        pthread_t t = fetch_start(&f);
+        uint64_t deadline = ao_clock_now_usec() + 10 * USEC;
+        while (!seen.deferred && ao_clock_now_usec() < deadline)
+                (void) ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC);
+        tap_ok(seen.deferred != 0, "deferred: the handler kept the request's id");
+        tap_is_int(seen.format, AO_HTTP_FORMAT_TEXT, "deferred: the handler sees the format");
+        for (int i = 0; i < 5; i++)
+                (void) ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC);
+        tap_ok(!atomic_load(&f.done), "deferred: no answer yet, while the loop runs");
+
+        ao_http_answer(h, seen.deferred + 1000, 200, cJSON_CreateString("not this one\n"));
+        ao_http_answer(h, seen.deferred, 200, cJSON_CreateString("rendered\n"));
+        fetch_finish(&f, t);
+        tap_is_int(f.status, 200, "deferred: answered 200");
+        tap_is_str(ao_strbuf_str(&f.body), "rendered\n", "deferred: the later answer");
+        fetch_done(&f);
+        ao_http_answer(h, seen.deferred, 200, cJSON_CreateString("twice\n")); /* already answered: dropped */
 }
 
 static void test_stop_pending(struct ao_http *h, size_t sources_before)
@@ -470,6 +549,125 @@ static void test_stop_pending(struct ao_http *h, size_t sources_before)
         /* A stale wake-up (the request above) must not run anything now. */
         (void) ao_reactor_run_once(reactor, 0);
         tap_is_int(seen.calls, calls, "stop: nothing dispatched afterwards");
+}
+
+/* --- an HA follower's /readyz ------------------------------------------------ */
+
+static void expect_readyz(uint16_t port, long status, const char *body, const char *what)
+{
+        struct fetch f;
+        fetch_init(&f, NULL, "http://127.0.0.2:%u/readyz", port);
+        fetch_perform(&f);
+        tap_is_int(f.status, status, "follower: %s: %ld", what, status);
+        tap_is_str(ao_strbuf_str(&f.body), body, "follower: %s: the text", what);
+        fetch_done(&f);
+}
+
+/* A socket at @address:@port that accepts (the kernel's backlog) and never answers. */
+static int silent_listener(const char *address, uint16_t port)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+        (void) inet_pton(AF_INET, address, &sa.sin_addr);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){1}, sizeof(int));
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 16) < 0)
+                tap_bail("cannot listen for the silent leader");
+        return fd;
+}
+
+static bool can_bind_ipv6_loopback(void)
+{
+        struct sockaddr_in6 sa = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+        int fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        bool ok = fd >= 0 && bind(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
+        if (fd >= 0)
+                (void) close(fd);
+        return ok;
+}
+
+/*
+ * The leader listens on 127.0.0.1, the follower on 127.0.0.2, on the same port (the follower
+ * asks the leader on its own port, as the Go operator does). Every /readyz of the follower is
+ * a blocking curl call in the main thread, which never runs the reactor: the follower's HTTP
+ * thread alone asks the leader.
+ */
+static void test_follower(struct ao_metrics *m, struct ao_metrics *hm)
+{
+        static const char ok_text[] = "HA mode is enabled and waiting for acquiring the lock.\n";
+        static const char not_ok_text[] =
+            "HA mode is enabled but the leader's status response code isn't OK\n";
+        static const char cannot_send[] = "HA mode is enabled but couldn't send a request to the leader\n";
+        struct ao_http *leader = start("127.0.0.1", 0, NULL, m, hm);
+        uint16_t port = ao_http_port(leader);
+        struct ao_http *follower = start("127.0.0.2", port, NULL, m, hm);
+
+        expect_readyz(port, 500, "Startup converge in progress\n", "before it follows, its own readiness");
+        ao_http_follow_leader(follower, "", NULL);
+        expect_readyz(port, 500, "HA mode is enabled but no leader is elected\n", "no holder in the Lease");
+        ao_http_follow_leader(follower, "a.my-host.ha.pod", NULL);
+        expect_readyz(port, 500, "HA mode is enabled but couldn't craft a request to the leader\n",
+                      "the holder names no address");
+        ao_http_follow_leader(follower, "a.127-0-0-1.ha.pod", "127.0.0.1");
+        expect_readyz(port, 500, not_ok_text, "the leader has not converged");
+        ao_http_set_ready(leader, true);
+        expect_readyz(port, 200, ok_text, "the leader is ready");
+
+        if (can_bind_ipv6_loopback()) {
+                struct ao_http *leader6 = start("::1", port, NULL, m, hm);
+                ao_http_set_ready(leader6, true);
+                ao_http_follow_leader(follower, "a.--1.ha.pod", "::1");
+                expect_readyz(port, 200, ok_text, "an IPv6 leader is ready");
+                (void) ao_http_stop(leader6);
+        } else {
+                tap_ok(true, "# SKIP no IPv6 loopback");
+                tap_ok(true, "# SKIP no IPv6 loopback");
+        }
+
+        ao_http_follow_leader(follower, "a.127-0-0-1.ha.pod", "127.0.0.1");
+        (void) ao_http_stop(leader);
+        expect_readyz(port, 500, cannot_send, "nothing listens at the leader's address");
+
+        /* A leader that accepts and never answers: 3 s, during which the follower serves the rest. */
+        int silent = silent_listener("127.0.0.1", port);
+        struct fetch probe, scrape;
+        uint64_t before = ao_http_requests(follower);
+        fetch_init(&probe, NULL, "http://127.0.0.2:%u/readyz", port);
+        uint64_t t0 = ao_clock_now_usec();
+        pthread_t t = fetch_start(&probe);
+        tap_ok(wait_requests(follower, before + 1), "follower: the probe reached the follower");
+        fetch_init(&scrape, NULL, "http://127.0.0.2:%u/metrics", port);
+        fetch_perform(&scrape);
+        tap_is_int(scrape.status, 200, "follower: /metrics is answered while the probe waits for the leader");
+        tap_ok(!atomic_load(&probe.done), "follower: the probe still waits");
+        fetch_done(&scrape);
+        (void) pthread_join(t, NULL);
+        uint64_t took = ao_clock_now_usec() - t0;
+        tap_is_int(probe.status, 500, "follower: a silent leader: 500");
+        tap_is_str(ao_strbuf_str(&probe.body), cannot_send, "follower: a silent leader: the text");
+        tap_ok(took >= 2900 * AO_USEC_PER_MSEC && took < 6 * USEC,
+               "follower: after the 3 s timeout (%llu ms)", (unsigned long long) (took / AO_USEC_PER_MSEC));
+        fetch_done(&probe);
+
+        /* Stopping while a probe waits for the leader answers it at once. */
+        before = ao_http_requests(follower);
+        fetch_init(&probe, NULL, "http://127.0.0.2:%u/readyz", port);
+        t = fetch_start(&probe);
+        tap_ok(wait_requests(follower, before + 1), "follower: another probe waits for the silent leader");
+        t0 = ao_clock_now_usec();
+        (void) ao_http_stop(follower);
+        (void) pthread_join(t, NULL);
+        took = ao_clock_now_usec() - t0;
+        tap_is_int(probe.status, 503, "follower: stopped while a probe waits: 503");
+        tap_ok(took < 2 * USEC, "follower: stop did not wait for the leader (%llu ms)",
+               (unsigned long long) (took / AO_USEC_PER_MSEC));
+        fetch_done(&probe);
+        (void) close(silent);
+
+        follower = start("127.0.0.2", port, NULL, m, hm);
+        ao_http_follow_leader(follower, "", NULL);
+        ao_http_stop_following(follower);
+        expect_readyz(port, 500, "Startup converge in progress\n", "leading: its own readiness again");
+        (void) ao_http_stop(follower);
 }
 
 static void test_errors(const char *dir)
@@ -581,6 +779,7 @@ int main(void)
         test_local_routes(h, m, hm);
         test_debug_routes();
         test_main_blocked(h);
+        test_deferred(h);
         test_stop_pending(h, sources_before);
 
         /* Restart on the same socket path. */
@@ -608,6 +807,22 @@ int main(void)
         fetch_done(&f);
         (void) ao_http_stop(NULL);
 
+        /* A deferred request still waiting at stop is answered 503; its late answer goes nowhere. */
+        h = start("127.0.0.1", 0, socket_path, m, hm);
+        seen.deferred = 0;
+        fetch_init(&f, socket_path, "http://localhost/later");
+        t = fetch_start(&f);
+        deadline = ao_clock_now_usec() + 10 * USEC;
+        while (!seen.deferred && ao_clock_now_usec() < deadline)
+                (void) ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC);
+        h = ao_http_stop(h);
+        (void) pthread_join(t, NULL);
+        tap_is_int(f.status, 503, "deferred at stop: 503");
+        tap_is_str(ao_strbuf_str(&f.body), "the operator is shutting down\n", "deferred at stop: why");
+        fetch_done(&f);
+        ao_http_answer(h, seen.deferred, 200, cJSON_CreateString("too late\n"));
+
+        test_follower(m, hm);
         test_errors(dir);
 
         tap_is_int(ao_reactor_count_sources(reactor), sources_before, "no source left behind");

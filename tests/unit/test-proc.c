@@ -494,6 +494,43 @@ static void test_garbage_logged_safely(int log_read)
                    "%s: NUL, invalid UTF-8 and escape sequences logged as valid JSON", mode);
 }
 
+/* A run's lines carry every field of its context, the proc's own copies of the spec's strings. */
+static void test_context_logged(int log_read)
+{
+        struct outcome o = {0};
+        char *argv[] = {"/bin/sh", "-c", "echo out", NULL};
+        char queue[] = "slow";
+        struct ao_proc_spec spec = {.path = "/bin/sh",
+                                    .argv = argv,
+                                    .envp = env_path,
+                                    .on_exit = on_exit_cb,
+                                    .userdata = &o,
+                                    .log_context = {.module = "web",
+                                                    .hook = "hooks/say.sh",
+                                                    .hook_type = "module",
+                                                    .binding = "pods",
+                                                    .event = "kubernetes",
+                                                    .watch_event = "Added",
+                                                    .queue = queue,
+                                                    .task = "ModuleHookRun",
+                                                    .event_type = "Kubernetes"}};
+        struct ao_error err = {0};
+        tap_ok(ao_proc_spawn(proc, &spec, NULL, &err) >= 0, "%s: context run spawned", mode);
+        strcpy(queue, "gone");
+        wait_done(&o);
+        char buf[4096];
+        ssize_t n = read(log_read, buf, sizeof(buf) - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        tap_is_str(
+            buf,
+            "{\"level\":\"info\",\"msg\":\"out\",\"module\":\"web\",\"hook\":\"hooks/say.sh\","
+            "\"hook.type\":\"module\",\"binding\":\"pods\",\"event\":\"kubernetes\",\"watchEvent\":\"Added\","
+            "\"queue\":\"slow\",\"task\":\"ModuleHookRun\",\"event.type\":\"Kubernetes\",\"output\":"
+            "\"stdout\"}\n",
+            "%s: every context field on the run's lines, copied at spawn", mode);
+        outcome_done(&o);
+}
+
 static void test_json_log_lines(int log_read)
 {
         struct outcome o;
@@ -908,6 +945,7 @@ int main(void)
                 while (read(log_pipe[0], drain, sizeof(drain)) > 0)
                         ;
                 test_garbage_logged_safely(log_pipe[0]);
+                test_context_logged(log_pipe[0]);
                 test_json_log_lines(log_pipe[0]);
                 test_max_rss();
                 test_sandbox_default(log_pipe[0]);

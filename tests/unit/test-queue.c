@@ -679,6 +679,103 @@ static void mask_seconds(char *text, const char *prefix, const char *with)
         memmove(p + n, end, strlen(end) + 1);
 }
 
+/* @text with the seconds of both waiting statuses masked (they depend on this machine's speed). */
+static char *masked(char *text)
+{
+        mask_seconds(text, "retry 1 in ", "N");
+        mask_seconds(text, "token ", "N");
+        return text;
+}
+
+/* The Go operator's documents and text, from the queues test_dump() sets up. */
+static void test_peer_documents(struct ao_queues *qs)
+{
+        static const char active[] = "Queue 'main': length 2, status: 'running running'\n\n"
+                                     " 1. running\n"
+                                     " 2. waiting\n"
+                                     "\n"
+                                     "Queue 'fresh': length 1, status: 'starting'\n\n"
+                                     " 1. new\n"
+                                     "\n"
+                                     "Queue 'retry': length 1, status: 'retry 1 in Ns after failure'\n\n"
+                                     " 1. fail:once:failures 1\n"
+                                     "\n"
+                                     "Queue 'throttled': length 1, status: 'waiting for a token Ns'\n\n"
+                                     " 1. t2\n";
+        static const char summary[] = "\nSummary:\n"
+                                      "- 'main' queue: 2 tasks.\n"
+                                      "- 4 other queues (3 active, 1 empty): 3 tasks.\n"
+                                      "- total 5 tasks to handle.\n";
+        _cleanup_free_ char *text = masked(ao_queues_text_list(qs, false));
+        _cleanup_free_ char *want = ao_xasprintf("%s%s", active, summary);
+        tap_is_str(text, want, "queue list text: active queues, main first, then the summary");
+        _cleanup_free_ char *text_empty = masked(ao_queues_text_list(qs, true));
+        _cleanup_free_ char *want_empty = ao_xasprintf("%s\nEmpty queues (1):\n- empty\n%s", active, summary);
+        tap_is_str(text_empty, want_empty, "queue list -e text: the empty queues listed");
+
+        cJSON *doc = ao_queues_dump_list(qs, true);
+        _cleanup_free_ char *json = masked(cJSON_PrintUnformatted(doc));
+        cJSON_Delete(doc);
+        tap_is_str(
+            json,
+            "{\"active\":[{\"name\":\"main\",\"tasksCount\":2,\"status\":\"running running\",\"tasks\":["
+            "{\"index\":1,\"description\":\"running\",\"failures\":0,\"waitingSeconds\":0,\"contexts\":2},"
+            "{\"index\":2,\"description\":\"waiting\",\"failures\":0,\"waitingSeconds\":0,\"contexts\":0}]},"
+            "{\"name\":\"fresh\",\"tasksCount\":1,\"status\":\"starting\",\"tasks\":["
+            "{\"index\":1,\"description\":\"new\",\"failures\":0,\"waitingSeconds\":0,\"contexts\":0}]},"
+            "{\"name\":\"retry\",\"tasksCount\":1,\"status\":\"retry 1 in Ns after failure\",\"tasks\":["
+            "{\"index\":1,\"description\":\"fail:once\",\"failures\":1,\"waitingSeconds\":0,\"contexts\":1}]}"
+            ","
+            "{\"name\":\"throttled\",\"tasksCount\":1,\"status\":\"waiting for a token Ns\",\"tasks\":["
+            "{\"index\":1,\"description\":\"t2\",\"failures\":0,\"waitingSeconds\":0,\"contexts\":0}]}],"
+            "\"empty\":[{\"name\":\"empty\",\"tasksCount\":0}],"
+            "\"summary\":{\"mainQueueTasks\":2,\"otherQueues\":{\"active\":3,\"empty\":1,\"tasks\":3},"
+            "\"totalTasks\":5}}",
+            "queue list JSON: the Go operator's keys, ours added to each task");
+        doc = ao_queues_dump_list(qs, false);
+        tap_ok(!cJSON_GetObjectItemCaseSensitive(doc, "empty"), "queue list JSON without -e: no empty list");
+        cJSON_Delete(doc);
+
+        _cleanup_free_ char *main_text = ao_queues_text_main(qs);
+        tap_is_str(main_text,
+                   "Queue 'main': length 2, status: 'running running'\n\n 1. running\n 2. waiting\n",
+                   "queue main text");
+        doc = ao_queues_dump_main(qs);
+        _cleanup_free_ char *main_json = cJSON_PrintUnformatted(doc);
+        cJSON_Delete(doc);
+        tap_is_str(
+            main_json,
+            "{\"name\":\"main\",\"tasksCount\":2,\"status\":\"running running\",\"tasks\":["
+            "{\"index\":1,\"description\":\"running\",\"failures\":0,\"waitingSeconds\":0,\"contexts\":2},"
+            "{\"index\":2,\"description\":\"waiting\",\"failures\":0,\"waitingSeconds\":0,\"contexts\":0}]}",
+            "queue main JSON");
+}
+
+/* Only the main queue, empty: the Go operator lists no queue, not even with -e. */
+static void test_lone_main(void)
+{
+        struct ao_queues *qs = new_queues(1.0);
+        static const char want[] = "Summary:\n- 'main' queue: empty.\n- no tasks to handle.\n";
+        _cleanup_free_ char *text = ao_queues_text_list(qs, false);
+        tap_is_str(text, want, "lone main: only the summary");
+        _cleanup_free_ char *text_empty = ao_queues_text_list(qs, true);
+        tap_is_str(text_empty, want, "lone main, -e: the empty main queue is not listed");
+        cJSON *doc = ao_queues_dump_list(qs, true);
+        _cleanup_free_ char *json = cJSON_PrintUnformatted(doc);
+        cJSON_Delete(doc);
+        tap_is_str(
+            json,
+            "{\"active\":[],\"summary\":{\"mainQueueTasks\":0,\"otherQueues\":{\"active\":0,\"empty\":0,"
+            "\"tasks\":0},\"totalTasks\":0}}",
+            "lone main, -e: JSON without an empty list");
+        doc = ao_queues_dump_main(qs);
+        _cleanup_free_ char *main_json = cJSON_PrintUnformatted(doc);
+        cJSON_Delete(doc);
+        tap_is_str(main_json, "{\"name\":\"main\",\"tasksCount\":0,\"status\":\"idle\"}",
+                   "lone main: queue main without tasks");
+        ao_queues_free(qs);
+}
+
 static void test_dump(void)
 {
         size_t sources = ao_reactor_count_sources(reactor);
@@ -726,6 +823,7 @@ static void test_dump(void)
                    "dump: exact JSON");
         free(text);
         cJSON_Delete(dump);
+        test_peer_documents(qs);
 
         /* Stop: nothing new starts, the running task may still finish. */
         ao_queues_stop(qs);
@@ -799,6 +897,7 @@ int main(void)
         test_backoff();
         test_remove_find();
         test_dump();
+        test_lone_main();
         test_free_in_handler();
         test_bad_options();
 

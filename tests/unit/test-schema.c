@@ -481,6 +481,48 @@ static const struct vcase cases[] = {
     {"{items: [{type: string}, {type: integer}]}", "[a, 1, true]", ""},
     {"{items: [{type: string}, {type: integer}]}", "[1]", "m[0]: must be a string (type)"},
     {"{items: {items: {enum: [1]}}}", "[[1], [1, 2]]", "m[1][1]: must be one of 1 (enum)"},
+    /* tuples (items as a list) and additionalItems, as JSON Schema draft 4 */
+    {"{items: [{type: string}, {type: integer}], additionalItems: false}", "[a, 1, true]",
+     "m: must have at most 2 items, has 3 (additionalItems)"},
+    {"{items: [{type: string}, {type: integer}], additionalItems: false}", "[a, 1]", ""},
+    {"{items: [{type: string}, {type: integer}], additionalItems: false}", "[a]", ""},
+    {"{items: [{type: string}, {type: integer}], additionalItems: false}", "[]", ""},
+    {"{items: [{type: string}, {type: integer}], additionalItems: false}", "[1, x, z, w]",
+     "m[0]: must be a string (type)\nm[1]: must be an integer (type)\n"
+     "m: must have at most 2 items, has 4 (additionalItems)"},
+    {"{items: [{type: string}, {type: integer}], additionalItems: true}", "[a, 1, true, {}]", ""},
+    {"{items: [{type: string}], additionalItems: {type: integer}}", "[a, 1, x, 2, y]",
+     "m[2]: must be an integer (type)\nm[4]: must be an integer (type)"},
+    {"{items: [{type: string}, {type: integer}], additionalItems: {type: integer}}", "[a, 1, x]",
+     "m[2]: must be an integer (type)"},
+    {"{items: [{type: string}, {type: integer}], additionalItems: {type: integer}}", "[a, 1, 2, 3]", ""},
+    /* additionalItems has no say next to a single items schema, without items, or next to an empty list */
+    {"{items: {type: string}, additionalItems: false}", "[a, b, c]", ""},
+    {"{items: {type: string}, additionalItems: {type: integer}}", "[a, b]", ""},
+    {"{additionalItems: false}", "[1, 2]", ""},
+    {"{items: [], additionalItems: false}", "[1]", ""},
+    {"{items: [], additionalItems: {type: string}}", "[1]", ""},
+    /* with minItems, maxItems and uniqueItems */
+    {"{items: [{type: integer}, {type: integer}], additionalItems: false, minItems: 2}", "[1]",
+     "m: must have at least 2 items (minItems)"},
+    {"{items: [{type: integer}, {type: integer}], additionalItems: false, uniqueItems: true}", "[1, 1, 1]",
+     "m: must not contain duplicates ([0] and [1] are equal) (uniqueItems)\n"
+     "m: must have at most 2 items, has 3 (additionalItems)"},
+    {"{items: [{}], additionalItems: false, maxItems: 0}", "[1, 2]",
+     "m: must have at most 0 items (maxItems)\nm: must have at most 1 items, has 2 (additionalItems)"},
+    /* nested tuples, under anyOf, through $ref, and the injected additionalProperties */
+    {"{items: [{items: [{type: string}], additionalItems: false}, {type: integer}], additionalItems: {type: "
+     "boolean}}",
+     "[[a, b], 1, true, 2]",
+     "m[0]: must have at most 1 items, has 2 (additionalItems)\nm[3]: must be a boolean (type)"},
+    {"{anyOf: [{items: [{type: string}], additionalItems: false}, {type: string}]}", "[a, b]",
+     "m: must match at least one of the schemas (anyOf)"},
+    {"{anyOf: [{items: [{type: string}], additionalItems: false}, {type: string}]}", "[a]", ""},
+    {"{definitions: {num: {type: integer}}, items: [{type: string}], additionalItems: {$ref: "
+     "'#/definitions/num'}}",
+     "[a, 1, x]", "m[2]: must be an integer (type)"},
+    {"{items: [{properties: {a: {}}}], additionalItems: {properties: {b: {}}}}",
+     "[{a: 1, z: 1}, {b: 1, z: 2}]", "m[0]: 'z' is not allowed (additionalProperties)"},
     /* objects */
     {"{type: object, properties: {a: {type: string}}}", "{a: x}", ""},
     {"{type: object, properties: {a: {type: string}}}", "{a: x, b: 1}",
@@ -639,6 +681,19 @@ static void test_paths_and_limits(void)
                "m: validation stopped: the schema takes too many steps for this value", "step budget");
         ao_schema_free(s);
 
+        /* The same through the items past a tuple: additionalItems counts against the budget too. */
+        s = build("{definitions: {t: {type: array, items: [{type: integer}], additionalItems: {anyOf:"
+                  " [{$ref: '#/definitions/t'}, {$ref: '#/definitions/t'}]}}},"
+                  " properties: {x: {$ref: '#/definitions/t'}}}",
+                  NULL);
+        expect(s, AO_SCHEMA_CONFIG, "m",
+               "{x: [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0,"
+               " [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, x]"
+               "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
+               "m: validation stopped: the schema takes too many steps for this value",
+               "step budget through additionalItems");
+        ao_schema_free(s);
+
         /* Catastrophic backtracking hits oniguruma's retry limit. */
         s = build("{pattern: '^(a+)+$'}", NULL);
         expect(s, AO_SCHEMA_CONFIG, "m", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab",
@@ -667,8 +722,10 @@ static const struct dcase dcases[] = {
      "{}", "{\"a\":{\"b\":1,\"c\":6}}"},
     {"{properties: {l: {type: array, items: {type: object, properties: {x: {default: 1}}}}}}",
      "{l: [{}, {x: 2}, 3]}", "{\"l\":[{\"x\":1},{\"x\":2},3]}"},
+    /* A tuple and additionalItems get no defaults: addon-operator reads only a single items schema. */
     {"{items: [{properties: {a: {default: 1}}}, {properties: {b: {default: 2}}}]}", "[{}, {}, {}]",
-     "[{\"a\":1},{\"b\":2},{}]"},
+     "[{},{},{}]"},
+    {"{items: [{}], additionalItems: {properties: {b: {default: 2}}}}", "[{}, {}]", "[{},{}]"},
     {"{definitions: {d: {properties: {x: {default: 7}}}}, properties: {r: {$ref: '#/definitions/d'}}}",
      "{r: {}}", "{\"r\":{\"x\":7}}"},
     {"{allOf: [{properties: {a: {default: 1}}}]}", "{}", "{}"},
@@ -776,6 +833,15 @@ static const struct lcase lcases[] = {
      "DIR/config-values.yaml: definitions.d.type: unknown type 'bad'"},
     {"{format: 1}", NULL, "DIR/config-values.yaml: format: must be a string"},
     {"{items: 1}", NULL, "DIR/config-values.yaml: items: must be a schema or a list of schemas"},
+    {"{items: [{}], additionalItems: 1}", NULL,
+     "DIR/config-values.yaml: additionalItems: must be a boolean or a schema"},
+    {"{items: [{}], additionalItems: {type: bad}}", NULL,
+     "DIR/config-values.yaml: additionalItems.type: unknown type 'bad'"},
+    {"{items: [{}], additionalItems: {$ref: '#/definitions/nope'}}", NULL,
+     "DIR/config-values.yaml: additionalItems.$ref: '#/definitions/nope' not found"},
+    {"{items: [{}], additionalItems: {pattern: '('}}", NULL,
+     "DIR/config-values.yaml: additionalItems.pattern: invalid regular expression '(': end pattern with "
+     "unmatched parenthesis"},
     {"{x-required-for-helm: 1}", NULL,
      "DIR/config-values.yaml: x-required-for-helm: must be a string or a list of strings"},
     {NULL, "{x-extend: config-values.yaml}",

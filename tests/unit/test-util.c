@@ -143,6 +143,46 @@ static void test_log_formats(void)
                    "json: context fields, a call field overrides the context's");
         ao_log_context_swap(prev);
 
+        /* Every context field, in its fixed place; a call field takes the place of the context's. */
+        struct ao_log_context full = {.module = "web",
+                                      .hook = "hooks/a.sh",
+                                      .hook_type = "module",
+                                      .binding = "pods",
+                                      .event = "kubernetes",
+                                      .watch_event = "Added",
+                                      .queue = "main",
+                                      .task = "ModuleHookRun",
+                                      .event_type = "Kubernetes"};
+        prev = ao_log_context_swap(&full);
+        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"path", "/p"}, {"queue", "slow"}), "all");
+        tap_is_str(
+            drain(log_pipe[0]),
+            "{\"level\":\"info\",\"msg\":\"all\",\"module\":\"web\",\"hook\":\"hooks/a.sh\","
+            "\"hook.type\":\"module\",\"binding\":\"pods\",\"event\":\"kubernetes\",\"watchEvent\":\"Added\","
+            "\"queue\":\"slow\",\"task\":\"ModuleHookRun\",\"event.type\":\"Kubernetes\",\"path\":\"/p\"}\n",
+            "json: every context field in its order, an overriding call field in the context's place");
+        ao_log_context_swap(prev);
+
+        /* Without a context, call fields with context keys still come first, in the same order. */
+        ao_log_with(AO_LOG_INFO, AO_LOG_FIELDS({"path", "/p"}, {"hook", "h"}, {"module", "m"}), "order");
+        tap_is_str(drain(log_pipe[0]),
+                   "{\"level\":\"info\",\"msg\":\"order\",\"module\":\"m\",\"hook\":\"h\",\"path\":\"/p\"}\n",
+                   "json: context keys first whoever gives them");
+
+        /* A copy keeps its own strings: the original may change or go. */
+        char module[] = "web";
+        struct ao_log_context_copy copy;
+        ao_log_context_copy_init(&copy, &(struct ao_log_context){.module = module, .task = "ModuleRun"});
+        strcpy(module, "xyz");
+        prev = ao_log_context_swap(&copy.ctx);
+        ao_log(AO_LOG_INFO, "copied");
+        ao_log_context_swap(prev);
+        ao_log_context_copy_done(&copy);
+        tap_is_str(drain(log_pipe[0]),
+                   "{\"level\":\"info\",\"msg\":\"copied\",\"module\":\"web\",\"task\":\"ModuleRun\"}\n",
+                   "json: a copied context logs the strings as they were when copied");
+        tap_ok(copy.ctx.module == NULL && copy.ctx.task == NULL, "a copy that is done holds nothing");
+
         setup_logger(AO_LOG_FORMAT_TEXT, AO_LOG_DEBUG, 0);
         ao_log_with(AO_LOG_DEBUG, AO_LOG_FIELDS({"queue", "main"}, {"task", "ModuleRun x"}), "tick");
         tap_is_str(drain(log_pipe[0]), "level=debug msg=\"tick\" queue=main task=\"ModuleRun x\"\n",

@@ -55,7 +55,7 @@ class Checker:
                 out.append(f"hook {b.hook}, binding {b.name}: no Synchronization yet")
             else:
                 out += _diff(f"hook {b.hook}, binding {b.name}, view from its contexts", expected, view)
-            items = (snapshots.get(f"hooks/{b.hook}") or {}).get(b.name)
+            items = ((snapshots.get(f"hooks/{b.hook}") or {}).get(b.name) or {}).get("snapshot")
             if items is None:
                 out.append(f"hook {b.hook}, binding {b.name}: no snapshot in the operator")
                 continue
@@ -68,7 +68,7 @@ class Checker:
         operator agree."""
         cm = api.call("GET", CONFIG_MAP)
         stored = self.workload.parse_yaml((cm.get("data") or {}).get("global") or "{}")
-        held = self.op.debug("global", "config").get("global") or {}
+        held = self.op.debug("global", "config") or {}
         out = []
         if stored != held:
             out.append(f"the ConfigMap's global section {str(stored)[:300]} differs from the operator's "
