@@ -466,8 +466,8 @@ static int parse_time_zone(const char *expr, const char **text, struct ao_zone *
         (void) snprintf(name, sizeof(name), "%.*s", (int) AO_MIN(zone_n, sizeof(name) - 1), zone);
         int r = ao_zone_load(name, ret_zone, reterr);
         if (r < 0)
-                return ao_error_prefix(reterr, "cron '%s'", expr);
-        return 0;
+                (void) ao_error_prefix(reterr, "cron '%s'", expr);
+        return r;
 }
 
 int ao_cron_parse(const char *expr, struct ao_cron **ret, struct ao_error *reterr)
@@ -519,8 +519,9 @@ struct ao_cron *ao_cron_free(struct ao_cron *c)
  * in robfig/cron: an hour that a spring change skips is stepped over (a job
  * at 02:30 does not run that day, nor at 03:30); an hour that an autumn
  * change repeats is matched on both passes (a job at 02:30 runs twice, an
- * hour apart; "* / 5" seconds tick on through both); a day whose midnight is
- * skipped starts at the first hour that exists.
+ * hour apart); seconds and minutes count elapsed time, so an every-5-seconds
+ * schedule ticks on evenly through both; a day whose midnight is skipped
+ * starts at the first hour that exists.
  */
 #define CRON_STEPS_MAX   20000 /* real searches take a few hundred steps */
 #define CRON_RESCAN_SECS (2 * CIVIL_SEC_PER_DAY)
@@ -710,39 +711,47 @@ static enum search_end robfig_next(const struct ao_cron *c, int64_t from, int64_
         }
 }
 
-static bool fields_match(const struct ao_cron *c, const struct civil *l)
+static bool fires_at(const struct ao_cron *c, int64_t t)
 {
-        return (c->month & (1ULL << l->month)) && day_matches(c, l) && (c->hour & (1ULL << l->hour)) &&
-               (c->min & (1ULL << l->min)) && (c->sec & (1ULL << l->sec));
+        struct civil l;
+        civil_from_secs(t + zone_offset(c, t), &l);
+        return (c->month & (1ULL << l.month)) && day_matches(c, &l) && (c->hour & (1ULL << l.hour)) &&
+               (c->min & (1ULL << l.min)) && (c->sec & (1ULL << l.sec));
 }
 
 /*
  * The first fire time after @after (UTC seconds), or -1 when there is none
  * within five years.
  *
- * Around a few changes robfig's search misbehaves: where a change at
- * midnight repeats the evening before (America/St_Johns, 2006), Go's
- * time.Date resolves the repeated hour to its first pass and the search
- * returns a time before its start, which robfig/cron's runner then fires
- * again and again until the clock passes it; where a whole day is skipped
- * (Pacific/Apia, 2011-12-30) the day step stands still and the search never
- * ends. Those cases take the first second after @after whose reading
- * matches, looked for one by one over two days (longer than any change
- * lasts), and the search resumes after that.
+ * Around a few changes robfig's search misbehaves, and its result is not
+ * taken then:
+ * - a minute step across a change that moves the clock by other than whole
+ *   hours changes the hour without passing minute 0, so no wrap-around
+ *   checks the hour again: on Lord Howe's spring day (01:59 +10:30, then
+ *   02:30 +11) a job at 01:45 searched from 01:50 comes out at 02:45;
+ * - where a change at midnight repeats the evening before (America/St_Johns,
+ *   2006), Go's time.Date resolves the repeated hour to its first pass and
+ *   the search returns a time before its start, which robfig/cron's runner
+ *   then fires again and again until the clock passes it;
+ * - where a whole day is skipped (Pacific/Apia, 2011-12-30) the day step
+ *   stands still and the search never ends.
+ * Then the first second after @after whose reading matches is looked for one
+ * by one over two days (longer than any change lasts), and the search
+ * resumes after that.
  */
 static int64_t next_fire(const struct ao_cron *c, int64_t after)
 {
         int64_t n = -1;
         enum search_end end = robfig_next(c, after + 1, &n);
-        if (end == SEARCH_NONE || (end == SEARCH_FOUND && n > after))
-                return end == SEARCH_FOUND ? n : -1;
-        for (int64_t t = after + 1; t <= after + CRON_RESCAN_SECS; t++) {
-                struct civil l;
-                civil_from_secs(t + zone_offset(c, t), &l);
-                if (fields_match(c, &l))
+        if (end == SEARCH_NONE)
+                return -1;
+        if (end == SEARCH_FOUND && n > after && fires_at(c, n))
+                return n;
+        for (int64_t t = after + 1; t <= after + CRON_RESCAN_SECS; t++)
+                if (fires_at(c, t))
                         return t;
-        }
-        return robfig_next(c, after + CRON_RESCAN_SECS + 1, &n) == SEARCH_FOUND && n > after ? n : -1;
+        end = robfig_next(c, after + CRON_RESCAN_SECS + 1, &n);
+        return end == SEARCH_FOUND && n > after && fires_at(c, n) ? n : -1;
 }
 
 uint64_t ao_cron_next(const struct ao_cron *c, uint64_t after_usec)

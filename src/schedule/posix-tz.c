@@ -10,15 +10,18 @@
  * zone gives the offsets the Go operator's schedules see: the tzcode
  * extensions (hours up to 167 in rule times, `;` before the rules, the
  * default rule M3.2.0,M11.1.0 when a DST zone names none), and the year of
- * a rule is the UTC year of the instant looked up.
+ * a rule is the UTC year of the instant looked up. One limit is POSIX's
+ * rather than Go's: an offset is at most 24:59:59, which keeps every
+ * offset, like those of the file's types, under 26 hours.
  */
 #include <errno.h>
 #include <stddef.h>
 
 #include "internal.h"
 
-#define SEC_PER_HOUR 3600
-#define HOURS_MAX    (24 * 7) /* tzcode's limit, beyond POSIX's 24 */
+#define SEC_PER_HOUR     3600
+#define OFFSET_HOURS_MAX 24       /* POSIX's limit for an offset (Go takes up to 168) */
+#define TIME_HOURS_MAX   (24 * 7) /* tzcode's limit for a rule's time, beyond POSIX's 24 */
 
 struct cursor {
         const char *p, *end;
@@ -77,14 +80,14 @@ static bool take_name(struct cursor *c)
         return c->p - start >= 3;
 }
 
-/* [+-]hh[:mm[:ss]] in seconds; the sign is the string's, not yet flipped. */
-static bool take_hms(struct cursor *c, int32_t *ret)
+/* [+-]hh[:mm[:ss]] in seconds, hh up to @hours_max; the sign is the string's, not yet flipped. */
+static bool take_hms(struct cursor *c, unsigned hours_max, int32_t *ret)
 {
         bool negative = take(c, '-');
         if (!negative)
                 (void) take(c, '+');
         unsigned h, m = 0, s = 0;
-        if (!take_number(c, 0, HOURS_MAX, &h))
+        if (!take_number(c, 0, hours_max, &h))
                 return false;
         if (take(c, ':')) {
                 if (!take_number(c, 0, 59, &m))
@@ -114,7 +117,7 @@ static bool take_rule(struct cursor *c, struct posix_tz_rule *r)
                         return false;
         }
         r->time = 2 * SEC_PER_HOUR;
-        return !take(c, '/') || take_hms(c, &r->time);
+        return !take(c, '/') || take_hms(c, TIME_HOURS_MAX, &r->time);
 }
 
 static bool take_rules(struct cursor *c, struct posix_tz *tz)
@@ -135,7 +138,7 @@ int posix_tz_parse(const char *s, size_t n, struct posix_tz *ret)
         struct posix_tz tz = {0};
         int32_t v;
         /* The string's offsets are west of UTC ("CET-1" is UTC+1); ours are east. */
-        if (!take_name(&c) || !take_hms(&c, &v))
+        if (!take_name(&c) || !take_hms(&c, OFFSET_HOURS_MAX, &v))
                 return -EINVAL;
         tz.std_offset = -v;
         /* As Go does: whatever follows a ',' right after the standard offset is ignored. */
@@ -148,7 +151,7 @@ int posix_tz_parse(const char *s, size_t n, struct posix_tz *ret)
         tz.has_dst = true;
         tz.dst_offset = tz.std_offset + SEC_PER_HOUR;
         if (!at_end(&c) && !peek(&c, ',')) {
-                if (!take_hms(&c, &v))
+                if (!take_hms(&c, OFFSET_HOURS_MAX, &v))
                         return -EINVAL;
                 tz.dst_offset = -v;
         }

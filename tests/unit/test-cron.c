@@ -426,6 +426,13 @@ static void test_zone_odd_changes(void)
         /* Apia skipped 2011-12-30 (-10 to +14): robfig's day steps stand still there, forever. */
         NEXT("TZ=Pacific/Apia 0 0 0 * * *", "2011-12-29T10:00:00", "2011-12-30T10:00:00Z",
              "2011-12-31T10:00:00Z");
+        /*
+         * Lord Howe, 2026-10-04, 01:50 (+10:30): the minute steps go 01:59, then 02:30 (+11), the
+         * hour changes without minute 0 and robfig's search is never told: it returns 02:45 for
+         * a job at 01:45. Here a reading that does not match is never a fire time: the next
+         * 01:45 is the next day's, 14:45 UTC.
+         */
+        NEXT("TZ=Australia/Lord_Howe 0 45 1 * * *", "2026-10-03T15:20:00", "2026-10-04T14:45:00Z");
         /* Half-hour zones: hour resets are wall-clock hours (robfig v3; v2 truncated the instant). */
         NEXT("TZ=Asia/Kolkata 0 0 10 * * *", "2026-01-01T02:30:00", "2026-01-01T04:30:00Z",
              "2026-01-02T04:30:00Z");
