@@ -725,10 +725,12 @@ static bool fires_at(const struct ao_cron *c, int64_t t)
  *
  * Around a few changes robfig's search misbehaves, and its result is not
  * taken then:
- * - a minute step across a change that moves the clock by other than whole
- *   hours changes the hour without passing minute 0, so no wrap-around
- *   checks the hour again: on Lord Howe's spring day (01:59 +10:30, then
- *   02:30 +11) a job at 01:45 searched from 01:50 comes out at 02:45;
+ * - a step across a change can move a larger field without passing its
+ *   zero, so no wrap-around checks that field again: on Lord Howe's spring
+ *   day (01:59 +10:30, then 02:30 +11) a job at 01:45 searched from 01:50
+ *   comes out at 02:45; across a change at midnight (America/Havana) an
+ *   hour step from 23:00 lands on 01:00 of the next day, and a job on the
+ *   10th comes out on the 11th;
  * - where a change at midnight repeats the evening before (America/St_Johns,
  *   2006), Go's time.Date resolves the repeated hour to its first pass and
  *   the search returns a time before its start, which robfig/cron's runner
