@@ -72,7 +72,10 @@ void schedules_enable(struct operator_state *op, struct hook_owner *owner)
                                                      .hook_index = i,
                                                      .binding = &hooks[i].config.schedules[j]};
                         struct ao_error err = {0};
-                        /* The crontab was parsed when the configuration was read: this cannot fail on it. */
+                        /*
+                         * The crontab was parsed when the configuration was read; parsing it again
+                         * (and reading its zone's file) fails only if tzdata lost the zone since.
+                         */
                         if (ao_schedule_add(op->schedule, ref->binding->crontab, on_tick, ref, &ref->entry,
                                             &err) < 0)
                                 ao_log(AO_LOG_ERROR, "hook '%s': %s", hooks[i].name, err.msg);

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Cron expressions with the semantics of robfig/cron (the library the Go
- * addon-operator and shell-operator use), computed in UTC.
+ * addon-operator and shell-operator use), in UTC or in the IANA zone a
+ * `TZ=`/`CRON_TZ=` prefix names.
  *
  * Deliberate differences from robfig/cron, all supersets: day-of-week 7 is
  * accepted as Sunday (Vixie cron and most crontab(5) pages allow it; robfig
- * rejects it), and `?` is accepted in every field, as robfig does. The
- * operator schedules in UTC, so of robfig's `TZ=`/`CRON_TZ=` prefixes only
- * the UTC ones are accepted; other zones are an error rather than silently
- * firing at the wrong hour.
+ * rejects it), and `?` is accepted in every field, as robfig does. Without
+ * a prefix a schedule runs in UTC, where robfig uses the process's local
+ * zone.
  */
 #include "ao/cron.h"
 
@@ -21,26 +21,28 @@
 
 #include "ao/alloc.h"
 #include "ao/macro.h"
+#include "ao/zone.h"
+#include "internal.h"
 
 #define CRON_EXPR_MAX 1024
 /* robfig/cron gives up after five years too, so "0 0 30 2 *" never fires. */
 #define CRON_SEARCH_YEARS 5
-#define SEC_PER_DAY       86400ULL
 /* Go's time.Duration is an int64 of nanoseconds; longer @every values do not parse there either. */
 #define DURATION_NSEC_MAX INT64_MAX
 #define NSEC_PER_SEC      1000000000ULL
 #define STEP_MAX          1000000U
 
 struct ao_cron {
-        uint64_t sec;     /* bit n: second n fires */
-        uint64_t min;     /* bit n: minute n */
-        uint64_t hour;    /* bits 0-23 */
-        uint64_t dom;     /* bits 1-31 */
-        uint64_t month;   /* bits 1-12 */
-        uint64_t dow;     /* bits 0-6, Sunday is 0 */
-        bool dom_star;    /* day of month was '*' or '?': only day of week decides */
-        bool dow_star;    /* day of week was '*' or '?': only day of month decides */
-        uint64_t every_s; /* > 0: an `@every` schedule; the fields above are unused */
+        uint64_t sec;         /* bit n: second n fires */
+        uint64_t min;         /* bit n: minute n */
+        uint64_t hour;        /* bits 0-23 */
+        uint64_t dom;         /* bits 1-31 */
+        uint64_t month;       /* bits 1-12 */
+        uint64_t dow;         /* bits 0-6, Sunday is 0 */
+        bool dom_star;        /* day of month was '*' or '?': only day of week decides */
+        bool dow_star;        /* day of week was '*' or '?': only day of month decides */
+        uint64_t every_s;     /* > 0: an `@every` schedule; the fields above are unused */
+        struct ao_zone *zone; /* owned; NULL: UTC */
 };
 
 enum field {
@@ -435,10 +437,18 @@ static bool has_prefix(const char *s, const char *prefix, size_t *ret_len)
         return true;
 }
 
-/* Skip "TZ=<zone> " or "CRON_TZ=<zone> " when the zone is UTC; any other zone is an error. */
-static int skip_time_zone(const char *expr, const char **text, struct ao_error *reterr)
+/*
+ * "TZ=<zone> " or "CRON_TZ=<zone> " before the schedule (robfig/cron v3
+ * takes both; v2 only TZ=). As in Go's time.LoadLocation, "" and "UTC" need
+ * no file; "Local", the operator's own zone, is UTC here, as a schedule
+ * without a prefix is. Any other zone is read from tzdata now, so that a
+ * typo fails when the hook's configuration is read, and no tick reads a
+ * file.
+ */
+static int parse_time_zone(const char *expr, const char **text, struct ao_zone **ret_zone,
+                           struct ao_error *reterr)
 {
-        static const char *const utc_zones[] = {"UTC", "Etc/UTC"};
+        static const char *const utc_zones[] = {"", "UTC", "Etc/UTC", "Local"};
         size_t n;
         if (!has_prefix(*text, "TZ=", &n) && !has_prefix(*text, "CRON_TZ=", &n))
                 return 0;
@@ -446,16 +456,18 @@ static int skip_time_zone(const char *expr, const char **text, struct ao_error *
         size_t zone_n = 0;
         while (zone[zone_n] && !is_space(zone[zone_n]))
                 zone_n++;
+        *text = zone + zone_n;
+        while (is_space(**text))
+                (*text)++;
         for (size_t i = 0; i < AO_ARRAY_SIZE(utc_zones); i++)
-                if (strlen(utc_zones[i]) == zone_n && memcmp(utc_zones[i], zone, zone_n) == 0) {
-                        *text = zone + zone_n;
-                        while (is_space(**text))
-                                (*text)++;
+                if (strlen(utc_zones[i]) == zone_n && memcmp(utc_zones[i], zone, zone_n) == 0)
                         return 0;
-                }
-        return ao_error_set(reterr, -EINVAL,
-                            "cron '%s': time zone '%.*s' is not supported (schedules run in UTC)", expr,
-                            (int) zone_n, zone);
+        char name[AO_ZONE_NAME_MAX + 2];
+        (void) snprintf(name, sizeof(name), "%.*s", (int) AO_MIN(zone_n, sizeof(name) - 1), zone);
+        int r = ao_zone_load(name, ret_zone, reterr);
+        if (r < 0)
+                (void) ao_error_prefix(reterr, "cron '%s'", expr);
+        return r;
 }
 
 int ao_cron_parse(const char *expr, struct ao_cron **ret, struct ao_error *reterr)
@@ -468,14 +480,16 @@ int ao_cron_parse(const char *expr, struct ao_cron **ret, struct ao_error *reter
         const char *text = expr;
         while (is_space(*text))
                 text++;
-        int r = skip_time_zone(expr, &text, reterr);
+        struct ao_cron parsed = {0};
+        int r = parse_time_zone(expr, &text, &parsed.zone, reterr);
         if (r < 0)
                 return r;
-        struct ao_cron parsed = {0};
         r = *text == '@' ? parse_descriptor(expr, text, &parsed, reterr)
                          : parse_fields(expr, text, &parsed, reterr);
-        if (r < 0)
+        if (r < 0) {
+                ao_zone_free(parsed.zone);
                 return r;
+        }
 
         struct ao_cron *c = ao_xmalloc(sizeof(*c));
         *c = parsed;
@@ -485,52 +499,88 @@ int ao_cron_parse(const char *expr, struct ao_cron **ret, struct ao_error *reter
 
 struct ao_cron *ao_cron_free(struct ao_cron *c)
 {
+        if (!c)
+                return NULL;
+        ao_zone_free(c->zone);
         free(c);
         return NULL;
 }
 
-/* Howard Hinnant's days_from_civil / civil_from_days: proleptic Gregorian, no libc, no TZ. */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-        y -= m <= 2;
-        int64_t era = (y >= 0 ? y : y - 399) / 400;
-        unsigned yoe = (unsigned) (y - era * 400);
-        unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-        unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-        return era * 146097 + (int64_t) doe - 719468;
-}
+/*
+ * The search below is robfig/cron v3's SpecSchedule.Next, step for step, on
+ * an instant and the wall-clock reading the schedule's zone gives it. Each
+ * field is matched largest first; a mismatch moves the time on (months and
+ * days by the calendar, hours, minutes and seconds by elapsed time) and a
+ * wrap-around (a new year, month, day, hour or minute) starts over from the
+ * month, so a search takes a few hundred steps at most, never one per
+ * second.
+ *
+ * What daylight saving time does to a schedule follows from that, as it does
+ * in robfig/cron: an hour that a spring change skips is stepped over (a job
+ * at 02:30 does not run that day, nor at 03:30); an hour that an autumn
+ * change repeats is matched on both passes (a job at 02:30 runs twice, an
+ * hour apart); seconds and minutes count elapsed time, so an every-5-seconds
+ * schedule ticks on evenly through both; a day whose midnight is skipped
+ * starts at the first hour that exists.
+ */
+#define CRON_STEPS_MAX   20000 /* real searches take a few hundred steps */
+#define CRON_RESCAN_SECS (2 * CIVIL_SEC_PER_DAY)
 
-struct civil {
-        int64_t year;
-        unsigned month, day, hour, min, sec;
+/* Where the search is: an instant and what the schedule's zone shows then. */
+struct search {
+        const struct ao_cron *cron;
+        int64_t t;          /* UTC seconds */
+        struct civil local; /* t in the schedule's zone */
+        bool added;         /* a field was moved on: smaller fields start from zero (robfig's "added") */
+        unsigned steps;
 };
 
-static void civil_from_secs(uint64_t secs, struct civil *t)
+static int32_t zone_offset(const struct ao_cron *c, int64_t t)
 {
-        int64_t z = (int64_t) (secs / SEC_PER_DAY) + 719468;
-        unsigned rem = (unsigned) (secs % SEC_PER_DAY);
-        int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-        unsigned doe = (unsigned) (z - era * 146097);
-        unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-        unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        unsigned mp = (5 * doy + 2) / 153;
-        t->day = doy - (153 * mp + 2) / 5 + 1;
-        t->month = mp < 10 ? mp + 3 : mp - 9;
-        t->year = (int64_t) yoe + era * 400 + (t->month <= 2);
-        t->hour = rem / 3600;
-        t->min = rem / 60 % 60;
-        t->sec = rem % 60;
+        return c->zone ? ao_zone_offset(c->zone, t) : 0;
 }
 
-static bool is_leap(int64_t y)
+static void search_set(struct search *s, int64_t t)
 {
-        return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        s->t = t;
+        civil_from_secs(t + zone_offset(s->cron, t), &s->local);
 }
 
-static unsigned days_in_month(int64_t y, unsigned m)
+/*
+ * Go's time.Date(year, month, day, hour, min, sec, 0, zone), which robfig
+ * uses to reset and to add months and days: the reading is normalised
+ * (month 13 is January, day 32 the next month's 1st), then given the offset
+ * the zone has at the reading taken as UTC, corrected once by the offset at
+ * the instant that yields. A reading the zone skips or shows twice comes out
+ * one side of the change or the other, exactly as Go's does, which is what
+ * makes robfig's results here.
+ */
+static int64_t go_date(const struct ao_cron *c, int64_t year, int64_t month, int64_t day, int64_t hour,
+                       int64_t min, int64_t sec)
 {
-        static const unsigned days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-        return m == 2 && is_leap(y) ? 29 : days[m - 1];
+        int64_t m0 = month - 1;
+        int64_t carry = m0 >= 0 ? m0 / 12 : -((11 - m0) / 12);
+        year += carry;
+        m0 -= carry * 12;
+        int64_t wall = (civil_days_from_month(year, (unsigned) m0 + 1) + day - 1) * CIVIL_SEC_PER_DAY +
+                       hour * 3600 + min * 60 + sec;
+        int32_t offset = zone_offset(c, wall);
+        if (offset != 0)
+                offset = zone_offset(c, wall - offset);
+        return wall - offset;
+}
+
+static void add_months_and_days(struct search *s, int64_t months, int64_t days)
+{
+        const struct civil *l = &s->local;
+        search_set(s, go_date(s->cron, l->year, l->month + months, l->day + days, l->hour, l->min, l->sec));
+}
+
+/* Go's Truncate works on the instant, not on the wall clock. */
+static int64_t truncate_secs(int64_t t, int64_t unit)
+{
+        int64_t r = t % unit;
+        return t - (r < 0 ? r + unit : r);
 }
 
 /*
@@ -542,77 +592,168 @@ static unsigned days_in_month(int64_t y, unsigned m)
 static bool day_matches(const struct ao_cron *c, const struct civil *t)
 {
         bool dom = c->dom & (1ULL << t->day);
-        unsigned wday = (unsigned) ((days_from_civil(t->year, t->month, t->day) % 7 + 11) % 7);
-        bool dow = c->dow & (1ULL << wday);
+        bool dow = c->dow & (1ULL << t->wday);
         if (c->dom_star || c->dow_star)
                 return dom && dow;
         return dom || dow;
 }
 
-/* Each advance_* moves to the first instant of the next unit and resets the smaller ones. */
-static void advance_month(struct civil *t)
+static bool out_of_steps(struct search *s)
 {
-        t->day = 1;
-        t->hour = t->min = t->sec = 0;
-        if (++t->month > 12) {
-                t->month = 1;
-                t->year++;
+        return ++s->steps > CRON_STEPS_MAX;
+}
+
+/* Each seek_* moves on until its field matches (false) or the time wraps into a new larger unit (true). */
+static bool seek_month(struct search *s)
+{
+        while (!(s->cron->month & (1ULL << s->local.month))) {
+                if (out_of_steps(s))
+                        return true;
+                if (!s->added) {
+                        s->added = true;
+                        search_set(s, go_date(s->cron, s->local.year, s->local.month, 1, 0, 0, 0));
+                }
+                add_months_and_days(s, 1, 0);
+                if (s->local.month == 1)
+                        return true;
+        }
+        return false;
+}
+
+static bool seek_day(struct search *s)
+{
+        while (!day_matches(s->cron, &s->local)) {
+                if (out_of_steps(s))
+                        return true;
+                if (!s->added) {
+                        s->added = true;
+                        search_set(s, go_date(s->cron, s->local.year, s->local.month, s->local.day, 0, 0, 0));
+                }
+                add_months_and_days(s, 0, 1);
+                /* A change at midnight moves a day's start: back to it (robfig's fix for São Paulo). */
+                if (s->local.hour > 12)
+                        search_set(s, s->t + (24 - (int64_t) s->local.hour) * 3600);
+                else if (s->local.hour > 0)
+                        search_set(s, s->t - (int64_t) s->local.hour * 3600);
+                if (s->local.day == 1)
+                        return true;
+        }
+        return false;
+}
+
+static bool seek_hour(struct search *s)
+{
+        while (!(s->cron->hour & (1ULL << s->local.hour))) {
+                if (out_of_steps(s))
+                        return true;
+                if (!s->added) {
+                        s->added = true;
+                        search_set(s, go_date(s->cron, s->local.year, s->local.month, s->local.day,
+                                              s->local.hour, 0, 0));
+                }
+                search_set(s, s->t + 3600);
+                if (s->local.hour == 0)
+                        return true;
+        }
+        return false;
+}
+
+static bool seek_minute(struct search *s)
+{
+        while (!(s->cron->min & (1ULL << s->local.min))) {
+                if (out_of_steps(s))
+                        return true;
+                if (!s->added) {
+                        s->added = true;
+                        search_set(s, truncate_secs(s->t, 60));
+                }
+                search_set(s, s->t + 60);
+                if (s->local.min == 0)
+                        return true;
+        }
+        return false;
+}
+
+static bool seek_second(struct search *s)
+{
+        while (!(s->cron->sec & (1ULL << s->local.sec))) {
+                if (out_of_steps(s))
+                        return true;
+                /* Times here are whole seconds: robfig's truncation to the second changes nothing. */
+                s->added = true;
+                search_set(s, s->t + 1);
+                if (s->local.sec == 0)
+                        return true;
+        }
+        return false;
+}
+
+enum search_end {
+        SEARCH_FOUND,
+        SEARCH_NONE, /* nothing within five years */
+        SEARCH_LOST, /* out of steps: robfig/cron would loop forever here */
+};
+
+static enum search_end robfig_next(const struct ao_cron *c, int64_t from, int64_t *ret)
+{
+        struct search s = {.cron = c};
+        search_set(&s, from);
+        int64_t last_year = s.local.year + CRON_SEARCH_YEARS;
+        for (;;) {
+                if (s.steps > CRON_STEPS_MAX)
+                        return SEARCH_LOST;
+                if (s.local.year > last_year)
+                        return SEARCH_NONE;
+                if (seek_month(&s) || seek_day(&s) || seek_hour(&s) || seek_minute(&s) || seek_second(&s))
+                        continue;
+                *ret = s.t;
+                return SEARCH_FOUND;
         }
 }
 
-static void advance_day(struct civil *t)
+static bool fires_at(const struct ao_cron *c, int64_t t)
 {
-        t->hour = t->min = t->sec = 0;
-        if (++t->day > days_in_month(t->year, t->month))
-                advance_month(t);
-}
-
-static void advance_hour(struct civil *t)
-{
-        t->min = t->sec = 0;
-        if (++t->hour == 24)
-                advance_day(t);
-}
-
-static void advance_min(struct civil *t)
-{
-        t->sec = 0;
-        if (++t->min == 60)
-                advance_hour(t);
-}
-
-static void advance_sec(struct civil *t)
-{
-        if (++t->sec == 60)
-                advance_min(t);
+        struct civil l;
+        civil_from_secs(t + zone_offset(c, t), &l);
+        return (c->month & (1ULL << l.month)) && day_matches(c, &l) && (c->hour & (1ULL << l.hour)) &&
+               (c->min & (1ULL << l.min)) && (c->sec & (1ULL << l.sec));
 }
 
 /*
- * Field by field, largest first (robfig/cron's Next): each mismatch jumps to
- * the start of the next month/day/hour/minute/second and re-checks from the
- * top, so a search costs at most a few thousand steps, never one per second.
+ * The first fire time after @after (UTC seconds), or -1 when there is none
+ * within five years.
+ *
+ * Around a few changes robfig's search misbehaves, and its result is not
+ * taken then:
+ * - a step across a change can move a larger field without passing its
+ *   zero, so no wrap-around checks that field again: on Lord Howe's spring
+ *   day (01:59 +10:30, then 02:30 +11) a job at 01:45 searched from 01:50
+ *   comes out at 02:45; across a change at midnight (America/Havana) an
+ *   hour step from 23:00 lands on 01:00 of the next day, and a job on the
+ *   10th comes out on the 11th;
+ * - where a change at midnight repeats the evening before (America/St_Johns,
+ *   2006), Go's time.Date resolves the repeated hour to its first pass and
+ *   the search returns a time before its start, which robfig/cron's runner
+ *   then fires again and again until the clock passes it;
+ * - where a whole day is skipped (Pacific/Apia, 2011-12-30) the day step
+ *   stands still and the search never ends.
+ * Then the first second after @after whose reading matches is looked for one
+ * by one over two days (longer than any change lasts), and the search
+ * resumes after that.
  */
-static uint64_t next_field_match(const struct ao_cron *c, uint64_t secs)
+static int64_t next_fire(const struct ao_cron *c, int64_t after)
 {
-        struct civil t;
-        civil_from_secs(secs, &t);
-        int64_t last_year = t.year + CRON_SEARCH_YEARS;
-        while (t.year <= last_year) {
-                if (!(c->month & (1ULL << t.month)))
-                        advance_month(&t);
-                else if (!day_matches(c, &t))
-                        advance_day(&t);
-                else if (!(c->hour & (1ULL << t.hour)))
-                        advance_hour(&t);
-                else if (!(c->min & (1ULL << t.min)))
-                        advance_min(&t);
-                else if (!(c->sec & (1ULL << t.sec)))
-                        advance_sec(&t);
-                else
-                        return (uint64_t) days_from_civil(t.year, t.month, t.day) * SEC_PER_DAY +
-                               t.hour * 3600ULL + t.min * 60ULL + t.sec;
-        }
-        return 0;
+        int64_t n = -1;
+        enum search_end end = robfig_next(c, after + 1, &n);
+        if (end == SEARCH_NONE)
+                return -1;
+        if (end == SEARCH_FOUND && n > after && fires_at(c, n))
+                return n;
+        for (int64_t t = after + 1; t <= after + CRON_RESCAN_SECS; t++)
+                if (fires_at(c, t))
+                        return t;
+        end = robfig_next(c, after + CRON_RESCAN_SECS + 1, &n);
+        return end == SEARCH_FOUND && n > after && fires_at(c, n) ? n : -1;
 }
 
 uint64_t ao_cron_next(const struct ao_cron *c, uint64_t after_usec)
@@ -621,10 +762,22 @@ uint64_t ao_cron_next(const struct ao_cron *c, uint64_t after_usec)
         uint64_t next_s;
         if (c->every_s > 0)
                 next_s = after_s + c->every_s;
-        else
-                next_s = next_field_match(c, after_s + 1);
+        else {
+                int64_t n = next_fire(c, (int64_t) after_s);
+                next_s = n > 0 ? (uint64_t) n : 0;
+        }
         /* Past the end of uint64 microseconds (year 586912) there is nothing to return. */
         if (next_s == 0 || next_s > UINT64_MAX / AO_USEC_PER_SEC || next_s < after_s)
                 return 0;
         return next_s * AO_USEC_PER_SEC;
+}
+
+int32_t ao_cron_utc_offset(const struct ao_cron *c, uint64_t usec)
+{
+        return zone_offset(c, (int64_t) (usec / AO_USEC_PER_SEC));
+}
+
+const char *ao_cron_zone(const struct ao_cron *c)
+{
+        return c->zone ? ao_zone_name(c->zone) : "UTC";
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * tool cron 'EXPR' [--from RFC3339] [--count N]: the next N fire times of a
- * schedule binding's crontab, in UTC, so users can check an expression
- * before a hook ships with it.
+ * schedule binding's crontab, so users can check an expression before a
+ * hook ships with it: in UTC ("Z"), or for a `TZ=<zone>` expression as the
+ * zone's wall clock with its offset then, which shows a daylight saving
+ * change as the jump or the repeat it is.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -127,6 +129,26 @@ static uint64_t now_usec(void)
         return (uint64_t) ts.tv_sec * AO_USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
+/* RFC 3339 in the expression's zone: "2026-03-29T03:00:00+02:00", or "...Z" for UTC. */
+static int format_time(const struct ao_cron *c, uint64_t usec, char *buf, size_t size)
+{
+        bool utc = strcmp(ao_cron_zone(c), "UTC") == 0;
+        int32_t offset = ao_cron_utc_offset(c, usec);
+        time_t local = (time_t) (usec / AO_USEC_PER_SEC) + offset;
+        struct tm tm;
+        size_t n;
+        if (!gmtime_r(&local, &tm) || (n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm)) == 0)
+                return -EINVAL;
+        if (utc)
+                return snprintf(buf + n, size - n, "Z") < (int) (size - n) ? 0 : -EINVAL;
+        uint32_t a = (uint32_t) (offset < 0 ? -offset : offset);
+        int k = a % 60 == 0 ? snprintf(buf + n, size - n, "%c%02u:%02u", offset < 0 ? '-' : '+', a / 3600,
+                                       a / 60 % 60)
+                            : snprintf(buf + n, size - n, "%c%02u:%02u:%02u", offset < 0 ? '-' : '+',
+                                       a / 3600, a / 60 % 60, a % 60);
+        return k > 0 && (size_t) k < size - n ? 0 : -EINVAL;
+}
+
 static int print_times(const struct ao_cron *c, uint64_t from, unsigned count)
 {
         uint64_t t = from;
@@ -136,10 +158,8 @@ static int print_times(const struct ao_cron *c, uint64_t from, unsigned count)
                         fprintf(stderr, "addon-operator tool cron: no further fire time within 5 years\n");
                         break;
                 }
-                time_t secs = (time_t) (t / AO_USEC_PER_SEC);
-                struct tm tm;
                 char buf[64];
-                if (!gmtime_r(&secs, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                if (format_time(c, t, buf, sizeof(buf)) < 0)
                         break;
                 printf("%s\n", buf);
         }

@@ -94,6 +94,24 @@ run /dev/null cron '61 * * * *'
 is "$CODE" 1 "cron: bad expression exits 1"
 is "$ERR" "cron '61 * * * *': minute: value 61 out of range 0-59" "cron: the reason names the field"
 is "$OUT" "" "cron: nothing on stdout"
+# In a zone: its wall clock and offset. 2026-10-25, Berlin: 02:30 shows twice (CEST, then CET).
+run /dev/null cron 'TZ=Europe/Berlin 0 30 2 * * *' --from 2026-10-24T12:00:00Z --count 3
+is "$CODE" 0 "cron in a zone: exit 0"
+is "$OUT" "$(printf '2026-10-25T02:30:00+02:00\n2026-10-25T02:30:00+01:00\n2026-10-26T02:30:00+01:00')" \
+        "cron in a zone: the repeated hour fires twice, shown with each offset"
+# 2026-03-29: 02:00 becomes 03:00; 02:30 is skipped that day.
+run /dev/null cron 'CRON_TZ=Europe/Berlin 0 30 2 * * *' --from 2026-03-28T12:00:00Z --count 2
+is "$OUT" "$(printf '2026-03-30T02:30:00+02:00\n2026-03-31T02:30:00+02:00')" "cron in a zone: the skipped hour"
+run /dev/null cron 'TZ=Australia/Lord_Howe 0 0 * * * *' --from 2026-04-04T13:30:00Z --count 3
+is "$OUT" "$(printf '2026-04-05T01:00:00+11:00\n2026-04-05T02:00:00+10:30\n2026-04-05T03:00:00+10:30')" \
+        "cron in a zone: a half-hour change"
+run /dev/null cron 'TZ=../../etc/passwd * * * * *'
+is "$CODE" 1 "cron: a zone name that leaves the zoneinfo directory exits 1"
+is "$ERR" "cron 'TZ=../../etc/passwd * * * * *': time zone '../../etc/passwd' is not a zone name (zones are named like Europe/Berlin)" \
+        "cron: the bad zone is named"
+run /dev/null cron 'TZ=Europe/Berln 0 6 * * *'
+is "$ERR" "cron 'TZ=Europe/Berln 0 6 * * *': time zone 'Europe/Berln': no such zone in /usr/share/zoneinfo" \
+        "cron: an unknown zone is named"
 
 # hook-config
 cat >"$dir/hook.yaml" <<'YAML'

@@ -61,6 +61,9 @@ static const struct ok_case v1_cases[] = {
      "afterDeleteHelm: 9007199254740991\n",
      "{configVersion: v1, kind: module, onStartup: 16, beforeHelm: 1000, afterHelm: 2, beforeDeleteHelm: 3, "
      "afterDeleteHelm: 9007199254740991, " NO_SETTINGS "}"},
+    {"v1 schedule in a zone", G, "configVersion: v1\nschedule:\n- crontab: 'TZ=Europe/Berlin */5 * * * *'\n",
+     "{configVersion: v1, kind: global, schedule: [{name: schedule, crontab: 'TZ=Europe/Berlin */5 * * * *', "
+     "allowFailure: false, queue: main}], " NO_SETTINGS "}"},
     {"v1 schedule defaults", G, "configVersion: v1\nschedule:\n- crontab: '*/5 * * * *'\n",
      "{configVersion: v1, kind: global, schedule: [{name: schedule, crontab: '*/5 * * * *', allowFailure: "
      "false, "
@@ -451,6 +454,14 @@ static const struct fail_case fail_cases[] = {
      HOOK ": schedule[0].crontab: cron '61 * * * *': minute: value 61 out of range 0-59"},
     {"bad crontab, v0", G, "schedule:\n- crontab: '* * *'\n", -EINVAL,
      HOOK ": schedule[0].crontab: cron '* * *': expected 5 or 6 fields, got 3"},
+    {"crontab in an unknown zone", G, V1 "schedule:\n- crontab: 'TZ=Mars/Base 0 6 * * *'\n", -ENOENT,
+     HOOK ": schedule[0].crontab: cron 'TZ=Mars/Base 0 6 * * *': time zone 'Mars/Base': no such zone in "
+          "/usr/share/zoneinfo"},
+    {"crontab in a zone outside zoneinfo", G, V1 "schedule:\n- crontab: 'TZ=../../etc/passwd * * * * *'\n",
+     -EINVAL,
+     HOOK
+     ": schedule[0].crontab: cron 'TZ=../../etc/passwd * * * * *': time zone '../../etc/passwd' is not a "
+     "zone name (zones are named like Europe/Berlin)"},
     {"unknown schedule key", G, V1 "schedule:\n- {crontab: '* * * * *', allowfailure: true}\n", -EINVAL,
      HOOK ": schedule[0]: unknown key 'allowfailure' (allowed: name, crontab, allowFailure, queue, group, "
           "includeSnapshotsFrom)"},
