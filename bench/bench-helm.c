@@ -143,7 +143,8 @@ int main(int argc, char **argv)
         struct ao_helm_options ho = {
             .bin_path = helm_path, .envp = environ, .profile = ao_sandbox_profiles_find(profiles, "helm")};
         struct driver d = {0};
-        if (ao_helm_new(proc, &ho, &d.helm, &err) < 0) {
+        d.helm = ao_helm_new(proc, &ho);
+        if (ao_helm_find(d.helm, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
         }

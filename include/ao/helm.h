@@ -46,16 +46,23 @@ struct ao_helm_result {
 
 typedef void ao_helm_done(const struct ao_helm_result *result, void *userdata);
 
-/** Find the binary and keep the settings. Fails (naming the setting) when the binary is not found. */
-int ao_helm_new(struct ao_proc *proc, const struct ao_helm_options *options, struct ao_helm **ret,
-                struct ao_error *reterr);
+/** Keep the settings. The binary is looked up by ao_helm_find(), before the first call. */
+struct ao_helm *ao_helm_new(struct ao_proc *proc, const struct ao_helm_options *options);
+/**
+ * Look the binary up (again): @options->bin_path when it has a slash, else that name (default
+ * "helm") in the PATH of @options->envp. It must be an executable regular file. Errors name the
+ * setting and what was tried: "helm binary '/opt/helm' (HELM_BIN_PATH) not found", "... is not an
+ * executable file", "helm binary 'helm' (HELM_BIN_PATH) not found in PATH '/usr/bin:/bin'".
+ * Until it succeeds, every call fails.
+ */
+int ao_helm_find(struct ao_helm *h, struct ao_error *reterr);
 /**
  * Kill running calls (their callbacks do not run) and free everything. Call it
  * right before ao_proc_free(): a run killed here must not report its exit to
  * the freed call. NULL is accepted.
  */
 struct ao_helm *ao_helm_free(struct ao_helm *h);
-/** The resolved binary path. */
+/** The binary ao_helm_find() found; NULL when it found none. */
 const char *ao_helm_bin_path(const struct ao_helm *h);
 
 /**

@@ -17,6 +17,7 @@
  *   cluster.c          the cluster session: clients, discovery, ConfigMap, Lease, object patches
  *   release-state.c    the releases as helm's storage objects say, by watch
  *   release-monitor.c  release auto-healing: the releases' objects, by watch
+ *   release-helm-binary.c  the helm binary: found, helm 3, looked for again while it is not
  *   release-helm.c     the release step with the helm binary
  *   bindings.c         kubernetes bindings: one owner's monitors, events to hook tasks, snapshots
  *   schedules.c        schedule bindings to hook tasks
@@ -40,6 +41,7 @@
  * public API); see docs/DEVELOPING.md.
  */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -422,9 +424,45 @@ int chart_input_checksum(const struct module *mod, const char *chart, const stru
                          const char *ns, const char *helm_version, char ret[static 33],
                          struct ao_error *reterr);
 
-/** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
+/* ---- release-helm-binary.c: the helm binary ------------------------------------------------------ */
+
+struct helm_waiter;
+/* The helm binary of the release step (cluster mode). */
+struct helm_state {
+        struct ao_helm *client;
+        bool usable;                 /* found, and helm 3 (or HELM3 says so) */
+        char *unusable;              /* owned: why not, one line naming HELM_BIN_PATH; NULL when usable */
+        bool checking;               /* a version check is under way */
+        struct helm_waiter *waiters; /* the steps waiting for it */
+        bool labels;                 /* helm >= 3.13 records release labels */
+        bool take_ownership;         /* helm >= 3.17: an upgrade adopts objects another release claims, as
+                                      * the Go operator's does (an object whose owner annotation changed
+                                      * is healed) */
+        char *version;               /* owned: "3.17.2", part of the input checksum ("3" when not asked) */
+};
+
+/*
+ * The error code of a step that needed helm and found none usable. The purge of an orphaned
+ * release waits for helm rather than fail (a failed task would hold the main queue).
+ */
+#define RELEASE_NO_HELM (-ENOPKG)
+
+/**
+ * Make op->helm (the release step with helm) and look for helm, waiting for its version. Never
+ * fails for want of helm: that is logged once, as a warning, and each step needing helm looks
+ * again (release_helm_ready_check). Fails only when stopped meanwhile (-ECANCELED).
+ */
 int release_helm_start(struct operator_state *op, struct ao_error *reterr);
 void release_helm_done(struct operator_state *op);
+typedef void release_helm_ready(struct operator_state *op, const struct ao_error *error /* NULL: usable */,
+                                void *userdata);
+/**
+ * Call @done once helm is usable (at once when it is), or with the reason it is not
+ * (RELEASE_NO_HELM). While it is not, each call looks for it again; steps asking meanwhile wait
+ * for the same check.
+ */
+void release_helm_ready_check(struct operator_state *op, release_helm_ready *done, void *userdata);
+bool release_helm_usable(const struct operator_state *op);
 
 /* ---- cluster.c: the cluster session ------------------------------------------------------------ */
 

@@ -6,7 +6,7 @@
 # module without Chart.yaml, the release state from the storage Secrets (no history, list or get values),
 # no render when the input is unchanged (converge, restart), a release made by the Go operator,
 # de-duplication by checksum and by missing objects, pending and failed releases, purge with
-# HELM_IGNORE_RELEASE, delete on disable, failures and retries, version detection, metrics, and helm
+# HELM_IGNORE_RELEASE, delete on disable, failures and retries, HELM3=yes, metrics, and helm
 # history, get values and list while the storage Secrets cannot be listed.
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
@@ -357,16 +357,7 @@ is "$OP_CODE" 0 "the operator stops cleanly"
 is "$(ls "$work/tmp" | grep -c module-values)" 0 "no values file is left behind"
 
 # ---- the binary ---------------------------------------------------------------------------------------
-start_op HELM_BIN_PATH=/nonexistent/helm
-op_finish
-is "$OP_CODE" 1 "a missing helm binary stops the start-up"
-like "$OP_LOG" "helm binary '/nonexistent/helm' \(HELM_BIN_PATH\) not found or not executable" "naming the setting"
-
-FAKE_HELM_VERSION=v2.16.9 start_op FAKE_HELM_VERSION=v2.16.9
-op_finish
-is "$OP_CODE" 1 "helm 2 is refused"
-like "$OP_LOG" "helm 2\.16\.9 at '$FAKE_HELM' is not supported: helm 3 is required" "with the version found"
-
+# Without a usable helm: test-helm-missing.sh.
 clear_calls
 start_op HELM3=yes FAKE_HELM_VERSION=v2.16.9
 log_has "first converge done"
