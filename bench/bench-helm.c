@@ -89,7 +89,7 @@ static void on_done(const struct ao_helm_result *res, void *userdata)
 
 static void start_one(struct driver *d)
 {
-        char **args = ao_helm_args_template("bench", chart, values_file);
+        char **args = ao_helm_args_template("bench", chart, values_file, NULL);
         struct ao_error err = {0};
         if (ao_helm_call(d->helm, "template", args, NULL, on_done, d, NULL, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);

@@ -5,7 +5,8 @@
  * Running the helm binary (HELM_BIN_PATH) as a sandboxed child on the
  * reactor. A call never blocks: helm's stdout goes to a memfd that is read
  * once it exits, its stderr lines are logged with the caller's context and
- * the last "Error: ..." line becomes the call's error message.
+ * the last "Error: ..." line, joined with the non-empty lines that continue
+ * it, becomes the call's error message.
  *
  * Every call gets the same global flags (--namespace, --kube-context,
  * --kubeconfig, --kube-apiserver from the operator's settings) and the
@@ -82,6 +83,12 @@ size_t ao_helm_running(const struct ao_helm *h);
 
 /* ---- the arguments of each operation (helm-args.c), without the global flags ------------------- */
 
+/** helm's --post-renderer: a program helm runs on the rendered manifest (stdin to stdout). */
+struct ao_helm_post_renderer {
+        const char *path;  /* an executable, by absolute path */
+        char *const *args; /* NULL-terminated; each one --post-renderer-args */
+};
+
 /** What `helm upgrade --install` gets. */
 struct ao_helm_upgrade {
         const char *release;
@@ -92,12 +99,15 @@ struct ao_helm_upgrade {
         int history_max;      /* --history-max */
         /* --take-ownership (helm >= 3.17): objects annotated for another release are adopted. */
         bool take_ownership;
-        uint64_t timeout_usec; /* --timeout, whole seconds (at least 1) */
+        uint64_t timeout_usec;                             /* --timeout, whole seconds (at least 1) */
+        const struct ao_helm_post_renderer *post_renderer; /* NULL: none */
 };
 
 /* Each returns a malloc'd NULL-terminated vector for ao_helm_call(); free with ao_helm_args_free(). */
 char **ao_helm_args_version(void);
-char **ao_helm_args_template(const char *release, const char *chart_dir, const char *values_file);
+/* @post_renderer may be NULL (none). */
+char **ao_helm_args_template(const char *release, const char *chart_dir, const char *values_file,
+                             const struct ao_helm_post_renderer *post_renderer);
 char **ao_helm_args_upgrade(const struct ao_helm_upgrade *u);
 char **ao_helm_args_history(const char *release);
 char **ao_helm_args_get_values(const char *release);

@@ -3,7 +3,9 @@
  * One helm call = one sandboxed child. stdout goes to a memfd, not a pipe:
  * rendered manifests can be megabytes and must arrive whole, while the
  * process layer caps and logs what comes through pipes. stderr is logged
- * line by line; the last "Error: " line is kept for the error message.
+ * line by line; the last "Error: " line, with the non-empty lines after it
+ * (helm's error about a post-renderer quotes what it printed), is kept for
+ * the error message.
  */
 #include "ao/helm.h"
 
@@ -43,8 +45,9 @@ struct ao_helm_call {
         char *what;
         char *module; /* the log context's module name, owned */
         int stdout_fd;
-        char *error_line;
-        char *last_line; /* the last stderr line, when no "Error:" line came */
+        char *error_line; /* the last "Error: " line, with the lines continuing it */
+        bool error_open;  /* the lines after it continue it, up to an empty one */
+        char *last_line;  /* the last stderr line, when no "Error:" line came */
         ao_helm_done *done;
         void *userdata;
 };
@@ -209,10 +212,18 @@ static void on_stderr_line(struct ao_proc_run *run, enum ao_proc_stream stream, 
                            void *userdata)
 {
         struct ao_helm_call *c = userdata;
-        if (len >= 7 && strncmp(line, "Error: ", 7) == 0)
+        if (len >= 7 && strncmp(line, "Error: ", 7) == 0) {
                 keep_line(&c->error_line, line, len);
-        else if (len > 0)
+                c->error_open = true;
+        } else if (len > 0 && c->error_open) {
+                /* An error of several lines: what a post-renderer said comes on the next ones. */
+                _cleanup_free_ char *joined = ao_xasprintf("%s %.*s", c->error_line, (int) len, line);
+                keep_line(&c->error_line, joined, strlen(joined));
+        } else if (len > 0) {
                 keep_line(&c->last_line, line, len);
+        } else {
+                c->error_open = false;
+        }
         ao_proc_log_line(run, stream, line, len);
 }
 

@@ -17,7 +17,8 @@
  *   cluster.c          the cluster session: clients, discovery, ConfigMap, Lease, object patches
  *   release-state.c    the releases as helm's storage objects say, by watch
  *   release-monitor.c  release auto-healing: the releases' objects, by watch
- *   release-helm-binary.c  the helm binary: found, helm 3, looked for again while it is not
+ *   release-helm-binary.c  the helm binary (found, helm 3, looked for again while it is not) and
+ *                      its post-renderer
  *   release-helm.c     the release step with the helm binary
  *   bindings.c         kubernetes bindings: one owner's monitors, events to hook tasks, snapshots
  *   schedules.c        schedule bindings to hook tasks
@@ -48,6 +49,7 @@
 
 #include "ao/binding-context.h"
 #include "ao/error.h"
+#include "ao/helm.h"
 #include "ao/hooks.h"
 #include "ao/metric-ops.h"
 #include "ao/queue.h"
@@ -417,12 +419,19 @@ int chart_crd_operations(const struct operator_state *op, const struct module *m
                          struct ao_error *reterr);
 /**
  * What a render of @mod depends on, as an MD5 in @ret: the chart's files (@chart, symlinks
- * followed), @values as helm gets them, the release name, namespace @ns and @helm_version.
+ * followed), @values as helm gets them, the release name, namespace @ns, @helm_version, and the
+ * post-renderer's: the operator's version and the @labels it stamps ("k=v,k2=v2").
  * Equal checksums give equal renders, unless the templates call random or time functions.
  */
 int chart_input_checksum(const struct module *mod, const char *chart, const struct cJSON *values,
-                         const char *ns, const char *helm_version, char ret[static 33],
+                         const char *ns, const char *helm_version, const char *labels, char ret[static 33],
                          struct ao_error *reterr);
+struct ao_helm_labels;
+/**
+ * The labels every object of a chart gets, CRDs of crds/ included: heritage=addon-operator, then
+ * ADDON_OPERATOR_CRD_EXTRA_LABELS (where a heritage label replaces the first).
+ */
+int chart_labels(const struct ao_settings *s, struct ao_helm_labels *ret, struct ao_error *reterr);
 
 /* ---- release-helm-binary.c: the helm binary ------------------------------------------------------ */
 
@@ -439,6 +448,10 @@ struct helm_state {
                                       * the Go operator's does (an object whose owner annotation changed
                                       * is healed) */
         char *version;               /* owned: "3.17.2", part of the input checksum ("3" when not asked) */
+        /* helm's --post-renderer: this binary, `tool post-render LABELS` (its path NULL: not found) */
+        struct ao_helm_post_renderer post_renderer;
+        char *post_render_args[4];   /* owned: "tool", "post-render", the labels, NULL */
+        char *post_renderer_missing; /* owned: why there is no post-renderer, or NULL */
 };
 
 /*

@@ -5,12 +5,16 @@
  * every module without a chart runs, and the release step of a chart fails with the reason (helm
  * is missing, is not helm 3, or its version cannot be read). Each such step looks again, so a helm
  * installed later is taken without a restart. A helm that was usable once is not looked at again.
+ * Also the post-renderer helm is given: this binary, with the chart labels.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ao/alloc.h"
 #include "ao/helm-output.h"
+#include "ao/helm-post-render.h"
 #include "ao/helm.h"
 #include "ao/log.h"
 #include "ao/reactor.h"
@@ -125,6 +129,38 @@ bool release_helm_usable(const struct operator_state *op)
         return op->helm->usable;
 }
 
+/* ---- the post-renderer ------------------------------------------------------------------------- */
+
+/*
+ * helm runs this binary on every manifest it renders (`tool post-render LABELS`), as its own child:
+ * in helm's sandbox, with no shell. By path, found through /proc; a binary replaced since the
+ * start is still there as /proc/PID/exe.
+ */
+static int find_post_renderer(struct operator_state *op, struct ao_error *reterr)
+{
+        struct helm_state *h = op->helm;
+        _cleanup_(ao_helm_labels_clear) struct ao_helm_labels labels = {0};
+        int r = chart_labels(op->settings, &labels, reterr);
+        if (r < 0)
+                return r;
+        h->post_render_args[0] = ao_xstrdup("tool");
+        h->post_render_args[1] = ao_xstrdup("post-render");
+        h->post_render_args[2] = ao_helm_labels_format(&labels);
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n < 0) {
+                h->post_renderer_missing = ao_xasprintf(
+                    "helm's post-renderer, this binary, is not found: /proc/self/exe: %s", strerror(errno));
+                return 0;
+        }
+        self[n] = '\0';
+        static const char deleted[] = " (deleted)";
+        bool gone = (size_t) n > strlen(deleted) && strcmp(self + n - strlen(deleted), deleted) == 0;
+        h->post_renderer.path = gone ? ao_xasprintf("/proc/%d/exe", (int) getpid()) : ao_xstrdup(self);
+        h->post_renderer.args = h->post_render_args;
+        return 0;
+}
+
 /* ---- start-up ---------------------------------------------------------------------------------- */
 
 static void forget_waiters(struct helm_state *h)
@@ -161,6 +197,9 @@ int release_helm_start(struct operator_state *op, struct ao_error *reterr)
         op->helm = ao_xcalloc(1, sizeof(*op->helm));
         op->helm->client = ao_helm_new(op->proc, &o);
         op->releases = &release_helm_ops;
+        int k = find_post_renderer(op, reterr);
+        if (k < 0)
+                return k;
         /* Waited for: nothing else runs yet, and the first module run should know. */
         bool checked = false;
         release_helm_ready_check(op, on_first_check, &checked);
@@ -192,6 +231,10 @@ void release_helm_done(struct operator_state *op)
         forget_waiters(op->helm);
         free(op->helm->unusable);
         free(op->helm->version);
+        free((char *) op->helm->post_renderer.path);
+        for (size_t i = 0; i < sizeof(op->helm->post_render_args) / sizeof(char *); i++)
+                free(op->helm->post_render_args[i]);
+        free(op->helm->post_renderer_missing);
         free(op->helm);
         op->helm = NULL;
 }

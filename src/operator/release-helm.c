@@ -178,7 +178,8 @@ static void upgrade(struct upgrade_job *j, const char *why)
                                     .labels = labels,
                                     .history_max = (int) op->settings->helm_history_max,
                                     .take_ownership = op->helm->take_ownership,
-                                    .timeout_usec = op->settings->helm_timeout_usec};
+                                    .timeout_usec = op->settings->helm_timeout_usec,
+                                    .post_renderer = &op->helm->post_renderer};
         j->upgrade_started_usec = ao_clock_now_usec();
         job_helm(j, "upgrade", ao_helm_args_upgrade(&u), on_upgraded);
 }
@@ -418,7 +419,9 @@ static void on_rendered(struct operator_state *op, const struct ao_helm_result *
 
 static void render(struct upgrade_job *j)
 {
-        job_helm(j, "template", ao_helm_args_template(j->mod->name, j->chart, j->values_file), on_rendered);
+        job_helm(j, "template",
+                 ao_helm_args_template(j->mod->name, j->chart, j->values_file, &j->op->helm->post_renderer),
+                 on_rendered);
 }
 
 static void on_history(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
@@ -539,8 +542,12 @@ static void on_helm_ready(struct operator_state *op, const struct ao_error *erro
                 job_fail(j, error->code, msg);
                 return;
         }
+        if (op->helm->post_renderer_missing) {
+                job_fail(j, -ENOENT, op->helm->post_renderer_missing);
+                return;
+        }
         if (chart_input_checksum(j->mod, j->chart, j->values, cluster_config_namespace(op), op->helm->version,
-                                 j->input_checksum, &err) < 0 ||
+                                 op->helm->post_render_args[2], j->input_checksum, &err) < 0 ||
             chart_values_file(op, j->mod, j->values, &j->values_file, &err) < 0) {
                 job_fail(j, err.code, err.msg);
                 return;
