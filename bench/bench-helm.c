@@ -89,7 +89,7 @@ static void on_done(const struct ao_helm_result *res, void *userdata)
 
 static void start_one(struct driver *d)
 {
-        char **args = ao_helm_args_template("bench", chart, values_file);
+        char **args = ao_helm_args_template("bench", chart, values_file, NULL);
         struct ao_error err = {0};
         if (ao_helm_call(d->helm, "template", args, NULL, on_done, d, NULL, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
@@ -143,7 +143,8 @@ int main(int argc, char **argv)
         struct ao_helm_options ho = {
             .bin_path = helm_path, .envp = environ, .profile = ao_sandbox_profiles_find(profiles, "helm")};
         struct driver d = {0};
-        if (ao_helm_new(proc, &ho, &d.helm, &err) < 0) {
+        d.helm = ao_helm_new(proc, &ho);
+        if (ao_helm_find(d.helm, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
         }

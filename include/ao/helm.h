@@ -5,7 +5,8 @@
  * Running the helm binary (HELM_BIN_PATH) as a sandboxed child on the
  * reactor. A call never blocks: helm's stdout goes to a memfd that is read
  * once it exits, its stderr lines are logged with the caller's context and
- * the last "Error: ..." line becomes the call's error message.
+ * the last "Error: ..." line, joined with the non-empty lines that continue
+ * it, becomes the call's error message.
  *
  * Every call gets the same global flags (--namespace, --kube-context,
  * --kubeconfig, --kube-apiserver from the operator's settings) and the
@@ -46,16 +47,23 @@ struct ao_helm_result {
 
 typedef void ao_helm_done(const struct ao_helm_result *result, void *userdata);
 
-/** Find the binary and keep the settings. Fails (naming the setting) when the binary is not found. */
-int ao_helm_new(struct ao_proc *proc, const struct ao_helm_options *options, struct ao_helm **ret,
-                struct ao_error *reterr);
+/** Keep the settings. The binary is looked up by ao_helm_find(), before the first call. */
+struct ao_helm *ao_helm_new(struct ao_proc *proc, const struct ao_helm_options *options);
+/**
+ * Look the binary up (again): @options->bin_path when it has a slash, else that name (default
+ * "helm") in the PATH of @options->envp. It must be an executable regular file. Errors name the
+ * setting and what was tried: "helm binary '/opt/helm' (HELM_BIN_PATH) not found", "... is not an
+ * executable file", "helm binary 'helm' (HELM_BIN_PATH) not found in PATH '/usr/bin:/bin'".
+ * Until it succeeds, every call fails.
+ */
+int ao_helm_find(struct ao_helm *h, struct ao_error *reterr);
 /**
  * Kill running calls (their callbacks do not run) and free everything. Call it
  * right before ao_proc_free(): a run killed here must not report its exit to
  * the freed call. NULL is accepted.
  */
 struct ao_helm *ao_helm_free(struct ao_helm *h);
-/** The resolved binary path. */
+/** The binary ao_helm_find() found; NULL when it found none. */
 const char *ao_helm_bin_path(const struct ao_helm *h);
 
 /**
@@ -75,6 +83,12 @@ size_t ao_helm_running(const struct ao_helm *h);
 
 /* ---- the arguments of each operation (helm-args.c), without the global flags ------------------- */
 
+/** helm's --post-renderer: a program helm runs on the rendered manifest (stdin to stdout). */
+struct ao_helm_post_renderer {
+        const char *path;  /* an executable, by absolute path */
+        char *const *args; /* NULL-terminated; each one --post-renderer-args */
+};
+
 /** What `helm upgrade --install` gets. */
 struct ao_helm_upgrade {
         const char *release;
@@ -85,18 +99,22 @@ struct ao_helm_upgrade {
         int history_max;      /* --history-max */
         /* --take-ownership (helm >= 3.17): objects annotated for another release are adopted. */
         bool take_ownership;
-        uint64_t timeout_usec; /* --timeout, whole seconds (at least 1) */
+        uint64_t timeout_usec;                             /* --timeout, whole seconds (at least 1) */
+        const struct ao_helm_post_renderer *post_renderer; /* NULL: none */
 };
 
 /* Each returns a malloc'd NULL-terminated vector for ao_helm_call(); free with ao_helm_args_free(). */
 char **ao_helm_args_version(void);
-char **ao_helm_args_template(const char *release, const char *chart_dir, const char *values_file);
+/* @post_renderer may be NULL (none). */
+char **ao_helm_args_template(const char *release, const char *chart_dir, const char *values_file,
+                             const struct ao_helm_post_renderer *post_renderer);
 char **ao_helm_args_upgrade(const struct ao_helm_upgrade *u);
 char **ao_helm_args_history(const char *release);
 char **ao_helm_args_get_values(const char *release);
 char **ao_helm_args_uninstall(const char *release, uint64_t timeout_usec);
 char **ao_helm_args_list(void);
 /** `template` as above plus --debug: what `module render --debug` runs. */
-char **ao_helm_args_template_debug(const char *release, const char *chart_dir, const char *values_file);
+char **ao_helm_args_template_debug(const char *release, const char *chart_dir, const char *values_file,
+                                   const struct ao_helm_post_renderer *post_renderer);
 char **ao_helm_args_get_manifest(const char *release);
 void ao_helm_args_free(char **args);

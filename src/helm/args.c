@@ -52,9 +52,22 @@ char **ao_helm_args_version(void)
         return args_of("version", "--short", NULL);
 }
 
-char **ao_helm_args_template(const char *release, const char *chart_dir, const char *values_file)
+/* --post-renderer PATH, then --post-renderer-args ARG for each argument (helm takes one per flag). */
+static void append_post_renderer(char ***v, const struct ao_helm_post_renderer *pr)
 {
-        return args_of("template", release, chart_dir, "--values", values_file, NULL);
+        if (!pr)
+                return;
+        append(v, "--post-renderer", ao_xstrdup(pr->path));
+        for (char *const *a = pr->args; a && *a; a++)
+                append(v, "--post-renderer-args", ao_xstrdup(*a));
+}
+
+char **ao_helm_args_template(const char *release, const char *chart_dir, const char *values_file,
+                             const struct ao_helm_post_renderer *post_renderer)
+{
+        char **v = args_of("template", release, chart_dir, "--values", values_file, NULL);
+        append_post_renderer(&v, post_renderer);
+        return v;
 }
 
 char **ao_helm_args_upgrade(const struct ao_helm_upgrade *u)
@@ -70,6 +83,7 @@ char **ao_helm_args_upgrade(const struct ao_helm_upgrade *u)
                 append(&v, "--labels", ao_xstrdup(u->labels));
         if (u->take_ownership)
                 append(&v, "--take-ownership", NULL);
+        append_post_renderer(&v, u->post_renderer);
         return v;
 }
 
@@ -96,9 +110,10 @@ char **ao_helm_args_list(void)
         return args_of("list", "--all", "--max", "0", "--output", "json", NULL);
 }
 
-char **ao_helm_args_template_debug(const char *release, const char *chart_dir, const char *values_file)
+char **ao_helm_args_template_debug(const char *release, const char *chart_dir, const char *values_file,
+                                   const struct ao_helm_post_renderer *post_renderer)
 {
-        char **v = ao_helm_args_template(release, chart_dir, values_file);
+        char **v = ao_helm_args_template(release, chart_dir, values_file, post_renderer);
         append(&v, "--debug", NULL);
         return v;
 }

@@ -3,7 +3,9 @@
  * One helm call = one sandboxed child. stdout goes to a memfd, not a pipe:
  * rendered manifests can be megabytes and must arrive whole, while the
  * process layer caps and logs what comes through pipes. stderr is logged
- * line by line; the last "Error: " line is kept for the error message.
+ * line by line; the last "Error: " line, with the non-empty lines after it
+ * (helm's error about a post-renderer quotes what it printed), is kept for
+ * the error message.
  */
 #include "ao/helm.h"
 
@@ -26,7 +28,8 @@
 
 struct ao_helm {
         struct ao_proc *proc;
-        char *bin_path;
+        char *name;         /* HELM_BIN_PATH as given: a path, or a name to look up in PATH */
+        char *bin_path;     /* what ao_helm_find() found; NULL before, or when it found nothing */
         char **global_args; /* NULL-terminated: --namespace ... */
         char **envp;
         const struct ao_sandbox_profile *profile;
@@ -42,8 +45,9 @@ struct ao_helm_call {
         char *what;
         char *module; /* the log context's module name, owned */
         int stdout_fd;
-        char *error_line;
-        char *last_line; /* the last stderr line, when no "Error:" line came */
+        char *error_line; /* the last "Error: " line, with the lines continuing it */
+        bool error_open;  /* the lines after it continue it, up to an empty one */
+        char *last_line;  /* the last stderr line, when no "Error:" line came */
         ao_helm_done *done;
         void *userdata;
 };
@@ -75,24 +79,55 @@ static const char *env_get(char *const *envp, const char *name)
         return NULL;
 }
 
-/* A name without a slash is looked up in PATH, as a shell would. */
-static char *resolve_binary(const char *name, char *const *envp)
+static bool is_executable_file(const char *path)
 {
-        if (strchr(name, '/'))
-                return access(name, X_OK) == 0 ? ao_xstrdup(name) : NULL;
-        const char *path = env_get(envp, "PATH");
-        if (!path)
-                path = "/usr/local/bin:/usr/bin:/bin";
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* A name without a slash is looked up in PATH, as a shell would. */
+static char *search_path(const char *name, const char *path)
+{
         while (*path) {
                 size_t len = strcspn(path, ":");
                 char *candidate = ao_xasprintf("%.*s/%s", (int) len, len ? path : ".", name);
-                struct stat st;
-                if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode) && access(candidate, X_OK) == 0)
+                if (is_executable_file(candidate))
                         return candidate;
                 free(candidate);
                 path += len + (path[len] == ':');
         }
         return NULL;
+}
+
+/* Why @path is no helm to run: it is missing, or no executable file. */
+static int explain_path(const char *path, struct ao_error *reterr)
+{
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return ao_error_set(reterr, ao_negative_errno(), "helm binary '%s' (HELM_BIN_PATH) %s", path,
+                                    errno == ENOENT ? "not found" : strerror(errno));
+        return ao_error_set(reterr, -EACCES, "helm binary '%s' (HELM_BIN_PATH) is not an executable file",
+                            path);
+}
+
+int ao_helm_find(struct ao_helm *h, struct ao_error *reterr)
+{
+        free(h->bin_path);
+        h->bin_path = NULL;
+        if (strchr(h->name, '/')) {
+                if (!is_executable_file(h->name))
+                        return explain_path(h->name, reterr);
+                h->bin_path = ao_xstrdup(h->name);
+                return 0;
+        }
+        const char *path = env_get(h->envp, "PATH");
+        if (!path)
+                path = "/usr/local/bin:/usr/bin:/bin";
+        h->bin_path = search_path(h->name, path);
+        if (!h->bin_path)
+                return ao_error_set(reterr, -ENOENT,
+                                    "helm binary '%s' (HELM_BIN_PATH) not found in PATH '%s'", h->name, path);
+        return 0;
 }
 
 static void add_flag(char ***args, size_t *n, const char *flag, const char *value)
@@ -105,17 +140,11 @@ static void add_flag(char ***args, size_t *n, const char *flag, const char *valu
         (*args)[*n] = NULL;
 }
 
-int ao_helm_new(struct ao_proc *proc, const struct ao_helm_options *o, struct ao_helm **ret,
-                struct ao_error *reterr)
+struct ao_helm *ao_helm_new(struct ao_proc *proc, const struct ao_helm_options *o)
 {
-        char *bin = resolve_binary(o->bin_path && o->bin_path[0] ? o->bin_path : "helm", o->envp);
-        if (!bin)
-                return ao_error_set(reterr, -ENOENT,
-                                    "helm binary '%s' (HELM_BIN_PATH) not found or not executable",
-                                    o->bin_path && o->bin_path[0] ? o->bin_path : "helm");
         struct ao_helm *h = ao_xcalloc(1, sizeof(*h));
         *h = (struct ao_helm){.proc = proc,
-                              .bin_path = bin,
+                              .name = ao_xstrdup(o->bin_path && o->bin_path[0] ? o->bin_path : "helm"),
                               .envp = copy_strv(o->envp),
                               .profile = o->profile,
                               .kill_timeout_usec = o->kill_timeout_usec,
@@ -125,8 +154,7 @@ int ao_helm_new(struct ao_proc *proc, const struct ao_helm_options *o, struct ao
         add_flag(&h->global_args, &n, "--kube-context", o->kube_context);
         add_flag(&h->global_args, &n, "--kubeconfig", o->kubeconfig);
         add_flag(&h->global_args, &n, "--kube-apiserver", o->kube_server);
-        *ret = h;
-        return 0;
+        return h;
 }
 
 static void call_free(struct ao_helm_call *c)
@@ -156,6 +184,7 @@ struct ao_helm *ao_helm_free(struct ao_helm *h)
                 ao_proc_run_kill(h->calls->run);
                 call_free(h->calls);
         }
+        free(h->name);
         free(h->bin_path);
         free_strv(h->global_args);
         free_strv(h->envp);
@@ -183,10 +212,18 @@ static void on_stderr_line(struct ao_proc_run *run, enum ao_proc_stream stream, 
                            void *userdata)
 {
         struct ao_helm_call *c = userdata;
-        if (len >= 7 && strncmp(line, "Error: ", 7) == 0)
+        if (len >= 7 && strncmp(line, "Error: ", 7) == 0) {
                 keep_line(&c->error_line, line, len);
-        else if (len > 0)
+                c->error_open = true;
+        } else if (len > 0 && c->error_open) {
+                /* An error of several lines: what a post-renderer said comes on the next ones. */
+                _cleanup_free_ char *joined = ao_xasprintf("%s %.*s", c->error_line, (int) len, line);
+                keep_line(&c->error_line, joined, strlen(joined));
+        } else if (len > 0) {
                 keep_line(&c->last_line, line, len);
+        } else {
+                c->error_open = false;
+        }
         ao_proc_log_line(run, stream, line, len);
 }
 
@@ -268,6 +305,9 @@ static char **call_argv(const struct ao_helm *h, char *const *args)
 int ao_helm_call(struct ao_helm *h, const char *what, char *const *args, const struct ao_log_context *ctx,
                  ao_helm_done *done, void *userdata, struct ao_helm_call **ret_call, struct ao_error *reterr)
 {
+        if (!h->bin_path)
+                return ao_error_set(reterr, -ENOENT, "helm %s: no helm binary '%s' (HELM_BIN_PATH) was found",
+                                    what, h->name);
         int fd = memfd_create("helm-stdout", MFD_CLOEXEC);
         if (fd < 0)
                 return ao_error_set(reterr, ao_negative_errno(), "helm %s: memfd: %s", what, strerror(errno));

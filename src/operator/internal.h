@@ -19,6 +19,8 @@
  *   cluster.c          the cluster session: clients, discovery, ConfigMap, Lease, object patches
  *   release-state.c    the releases as helm's storage objects say, by watch
  *   release-monitor.c  release auto-healing: the releases' objects, by watch
+ *   release-helm-binary.c  the helm binary (found, helm 3, looked for again while it is not) and
+ *                      its post-renderer
  *   release-helm.c     the release step with the helm binary
  *   bindings.c         kubernetes bindings: one owner's monitors, events to hook tasks, snapshots
  *   schedules.c        schedule bindings to hook tasks
@@ -45,6 +47,7 @@
  * public API); see docs/DEVELOPING.md.
  */
 
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,6 +55,7 @@
 
 #include "ao/binding-context.h"
 #include "ao/error.h"
+#include "ao/helm.h"
 #include "ao/hooks.h"
 #include "ao/log.h"
 #include "ao/metric-ops.h"
@@ -490,14 +494,52 @@ int chart_crd_operations(const struct operator_state *op, const struct module *m
                          struct cJSON **ret_kinds, struct ao_error *reterr);
 /**
  * What a render of @mod depends on, as an MD5 in @ret: the chart's files (@chart, symlinks
- * followed), @values as helm gets them, the release name, namespace @ns and @helm_version.
+ * followed), @values as helm gets them, the release name, namespace @ns, @helm_version, and the
+ * post-renderer's: the operator's version and the @labels it stamps ("k=v,k2=v2").
  * Equal checksums give equal renders, unless the templates call random or time functions.
  */
 int chart_input_checksum(const struct module *mod, const char *chart, const struct cJSON *values,
-                         const char *ns, const char *helm_version, char ret[static 33],
+                         const char *ns, const char *helm_version, const char *labels, char ret[static 33],
                          struct ao_error *reterr);
+struct ao_helm_labels;
+/**
+ * The labels every object of a chart gets, CRDs of crds/ included: heritage=addon-operator, then
+ * ADDON_OPERATOR_CRD_EXTRA_LABELS (where a heritage label replaces the first).
+ */
+int chart_labels(const struct ao_settings *s, struct ao_helm_labels *ret, struct ao_error *reterr);
 
-/** Find helm and check its version (cluster mode); fails naming HELM_BIN_PATH. */
+/* ---- release-helm-binary.c: the helm binary ------------------------------------------------------ */
+
+struct helm_waiter;
+/* The helm binary of the release step (cluster mode). */
+struct helm_state {
+        struct ao_helm *client;
+        bool usable;                 /* found, and helm 3 (or HELM3 says so) */
+        char *unusable;              /* owned: why not, one line naming HELM_BIN_PATH; NULL when usable */
+        bool checking;               /* a version check is under way */
+        struct helm_waiter *waiters; /* the steps waiting for it */
+        bool labels;                 /* helm >= 3.13 records release labels */
+        bool take_ownership;         /* helm >= 3.17: an upgrade adopts objects another release claims, as
+                                      * the Go operator's does (an object whose owner annotation changed
+                                      * is healed) */
+        char *version;               /* owned: "3.17.2", part of the input checksum ("3" when not asked) */
+        /* helm's --post-renderer: this binary, `tool post-render LABELS` (its path NULL: not found) */
+        struct ao_helm_post_renderer post_renderer;
+        char *post_render_args[4];   /* owned: "tool", "post-render", the labels, NULL */
+        char *post_renderer_missing; /* owned: why there is no post-renderer, or NULL */
+};
+
+/*
+ * The error code of a step that needed helm and found none usable. The purge of an orphaned
+ * release waits for helm rather than fail (a failed task would hold the main queue).
+ */
+#define RELEASE_NO_HELM (-ENOPKG)
+
+/**
+ * Make op->helm (the release step with helm) and look for helm, waiting for its version. Never
+ * fails for want of helm: that is logged once, as a warning, and each step needing helm looks
+ * again (release_helm_ready_check). Fails only when stopped meanwhile (-ECANCELED).
+ */
 int release_helm_start(struct operator_state *op, struct ao_error *reterr);
 void release_helm_done(struct operator_state *op);
 /* @text: helm's stdout (valid during the call); NULL with @error. */
@@ -514,6 +556,15 @@ int release_helm_render(struct operator_state *op, struct module *mod, const str
 /** `helm get manifest @release`; a release that does not exist gives "" (no error). Like the above. */
 int release_helm_manifest(struct operator_state *op, const char *release, release_text_done *done,
                           void *userdata, struct ao_error *reterr);
+typedef void release_helm_ready(struct operator_state *op, const struct ao_error *error /* NULL: usable */,
+                                void *userdata);
+/**
+ * Call @done once helm is usable (at once when it is), or with the reason it is not
+ * (RELEASE_NO_HELM). While it is not, each call looks for it again; steps asking meanwhile wait
+ * for the same check.
+ */
+void release_helm_ready_check(struct operator_state *op, release_helm_ready *done, void *userdata);
+bool release_helm_usable(const struct operator_state *op);
 
 /* ---- cluster.c: the cluster session ------------------------------------------------------------ */
 

@@ -340,15 +340,18 @@ void lifecycle_done(struct operator_state *op)
         /* The HTTP thread asks the main thread about this state: stop it first. */
         op->http = ao_http_stop(op->http);
         op->sighup = ao_source_free(op->sighup);
+        /*
+         * Their watches and requests belong to the cluster session: before it goes. And before the
+         * queues: a release step waiting for them is told it was cancelled, and finishes its task.
+         */
+        release_monitors_free(op);
+        release_state_stop(op);
         engine_done(op);
         for (size_t i = 0; i < op->modules.n; i++)
                 schedules_disable(&op->modules.items[i].owner);
         schedules_disable(&op->global);
         if (op->kube)
                 bindings_done(op);
-        /* Their watches and requests belong to the cluster session: before it goes. */
-        release_monitors_free(op);
-        release_state_stop(op);
         cluster_done(op);
         release_helm_done(op);
         module_render_done(op);

@@ -63,6 +63,14 @@ static void on_purged(struct operator_state *op, const struct ao_error *error, v
 {
         struct ao_task *t = userdata;
         const struct module_task *mt = ao_task_payload(t);
+        if (error && error->code == RELEASE_NO_HELM) {
+                /* Not a failure to retry: the main queue would wait for helm behind it. */
+                ao_log(AO_LOG_WARN,
+                       "release '%s' is not purged: %s; the next reload of all modules tries again",
+                       mt->release, error->msg);
+                ao_task_finish(t, AO_TASK_SUCCESS);
+                return;
+        }
         if (error) {
                 ao_log(AO_LOG_ERROR, "purge of release '%s': %s", mt->release, error->msg);
                 ao_task_finish(t, AO_TASK_FAIL);

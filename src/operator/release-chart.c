@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ao-build-config.h"
 #include "ao/alloc.h"
 #include "ao/helm-output.h"
+#include "ao/helm-post-render.h"
 #include "ao/log.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
@@ -221,12 +223,17 @@ static int add_tree(struct ao_strbuf *sb, const char *root, const char *rel, int
 }
 
 int chart_input_checksum(const struct module *mod, const char *chart, const cJSON *values, const char *ns,
-                         const char *helm_version, char ret[static 33], struct ao_error *reterr)
+                         const char *helm_version, const char *labels, char ret[static 33],
+                         struct ao_error *reterr)
 {
         _cleanup_(ao_strbuf_done) struct ao_strbuf sb = {0};
-        /* The format's version first: changing what goes in must not match an old checksum. */
-        ao_strbuf_appendf(&sb, "addon-operator render input 1%crelease %s%cnamespace %s%chelm %s%c", 0,
+        /*
+         * The format's version first: changing what goes in must not match an old checksum. The
+         * post-renderer is this binary: its version and the labels it puts on every object.
+         */
+        ao_strbuf_appendf(&sb, "addon-operator render input 2%crelease %s%cnamespace %s%chelm %s%c", 0,
                           mod->name, 0, ns, 0, helm_version ? helm_version : "", 0);
+        ao_strbuf_appendf(&sb, "post-render %s %s%c", AO_VERSION, labels ? labels : "", 0);
         _cleanup_free_ char *text = ao_yaml_emit(values);
         ao_strbuf_appendf(&sb, "values%c%zu%c", 0, strlen(text), 0);
         ao_strbuf_append(&sb, text);
@@ -253,8 +260,16 @@ static bool is_manifest_name(const char *name)
         return dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 || strcmp(dot, ".json") == 0);
 }
 
-/* heritage=addon-operator always, then ADDON_OPERATOR_CRD_EXTRA_LABELS ("k=v,k2=v2"). */
-static void add_labels(const struct ao_settings *s, cJSON *object)
+int chart_labels(const struct ao_settings *s, struct ao_helm_labels *ret, struct ao_error *reterr)
+{
+        _cleanup_free_ char *all =
+            ao_xasprintf("heritage=addon-operator,%s", s->crd_extra_labels ? s->crd_extra_labels : "");
+        int r = ao_helm_labels_parse(all, ret, reterr);
+        return r < 0 ? ao_error_prefix(reterr, "ADDON_OPERATOR_CRD_EXTRA_LABELS") : r;
+}
+
+/* The chart's labels into a CRD's metadata.labels, each in the place of one it had. */
+static void add_labels(const struct ao_helm_labels *l, cJSON *object)
 {
         cJSON *metadata = cJSON_GetObjectItemCaseSensitive(object, "metadata");
         if (!cJSON_IsObject(metadata))
@@ -264,15 +279,12 @@ static void add_labels(const struct ao_settings *s, cJSON *object)
                 cJSON_DeleteItemFromObjectCaseSensitive(metadata, "labels");
                 labels = cJSON_AddObjectToObject(metadata, "labels");
         }
-        _cleanup_free_ char *all = ao_xasprintf("heritage=addon-operator,%s", s->crd_extra_labels);
-        char *save = NULL;
-        for (char *kv = strtok_r(all, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
-                char *eq = strchr(kv, '=');
-                if (!eq || eq == kv)
-                        continue;
-                *eq = '\0';
-                cJSON_DeleteItemFromObjectCaseSensitive(labels, kv);
-                cJSON_AddStringToObject(labels, kv, eq + 1);
+        for (size_t i = 0; i < l->n; i++) {
+                if (cJSON_GetObjectItemCaseSensitive(labels, l->items[i].key))
+                        cJSON_ReplaceItemInObjectCaseSensitive(labels, l->items[i].key,
+                                                               cJSON_CreateString(l->items[i].value));
+                else
+                        cJSON_AddStringToObject(labels, l->items[i].key, l->items[i].value);
         }
 }
 
@@ -305,7 +317,7 @@ static void add_crd_kinds(const cJSON *crd, cJSON *kinds)
  * Each document of @path as a CreateOrUpdate operation in @ops, what it serves in @kinds; a
  * document that is no CRD is an error.
  */
-static int add_crd_file(const struct ao_settings *s, const char *path, cJSON *ops, cJSON *kinds,
+static int add_crd_file(const struct ao_helm_labels *labels, const char *path, cJSON *ops, cJSON *kinds,
                         struct ao_error *reterr)
 {
         cJSON *docs = NULL;
@@ -322,7 +334,7 @@ static int add_crd_file(const struct ao_settings *s, const char *path, cJSON *op
                                          path, i + 1);
                         break;
                 }
-                add_labels(s, doc);
+                add_labels(labels, doc);
                 add_crd_kinds(doc, kinds);
                 cJSON *op = cJSON_CreateObject();
                 cJSON_AddStringToObject(op, "operation", "CreateOrUpdate");
@@ -363,11 +375,12 @@ int chart_crd_operations(const struct operator_state *op, const struct module *m
         closedir(d);
         qsort(names, n, sizeof(char *), compare_names);
         cJSON *ops = cJSON_CreateArray(), *kinds = cJSON_CreateArray();
-        int r = 0;
+        _cleanup_(ao_helm_labels_clear) struct ao_helm_labels labels = {0};
+        int r = n > 0 ? chart_labels(op->settings, &labels, reterr) : 0;
         for (size_t i = 0; i < n; i++) {
                 _cleanup_free_ char *path = ao_xasprintf("%s/%s", dir, names[i]);
                 if (r >= 0)
-                        r = add_crd_file(op->settings, path, ops, kinds, reterr);
+                        r = add_crd_file(&labels, path, ops, kinds, reterr);
                 free(names[i]);
         }
         free(names);

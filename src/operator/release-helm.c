@@ -40,17 +40,6 @@
 #include "ao/object-patch.h"
 #include "internal.h"
 
-/* A call still running this long after HELM_TIMEOUT is killed: helm enforces the timeout itself. */
-#define HELM_KILL_GRACE_USEC (60 * AO_USEC_PER_SEC)
-
-struct helm_state {
-        struct ao_helm *client;
-        bool labels;         /* helm >= 3.13 records release labels */
-        bool take_ownership; /* helm >= 3.17: an upgrade adopts objects another release claims, as the Go
-                              * operator's does (an object whose owner annotation changed is healed) */
-        char *version;       /* owned: "3.17.2", part of the input checksum ("3" when not asked) */
-};
-
 typedef void helm_step(struct operator_state *op, const struct ao_helm_result *res, void *userdata);
 
 /* ---- calls ------------------------------------------------------------------------------------- */
@@ -89,6 +78,7 @@ struct upgrade_job {
         struct module *mod;
         char *activation;
         char *chart;
+        struct cJSON *values; /* owned: what helm gets, until it is in @values_file */
         char *values_file;
         char *rendered_checksum;
         char input_checksum[33]; /* what the render depends on (chart_input_checksum) */
@@ -118,6 +108,7 @@ static void job_end(struct upgrade_job *j, const struct ao_error *error)
         done(op, error, userdata);
         free(j->activation);
         free(j->chart);
+        cJSON_Delete(j->values);
         free(j->values_file);
         free(j->rendered_checksum);
         free(j->recorded_checksum);
@@ -187,7 +178,8 @@ static void upgrade(struct upgrade_job *j, const char *why)
                                     .labels = labels,
                                     .history_max = (int) op->settings->helm_history_max,
                                     .take_ownership = op->helm->take_ownership,
-                                    .timeout_usec = op->settings->helm_timeout_usec};
+                                    .timeout_usec = op->settings->helm_timeout_usec,
+                                    .post_renderer = &op->helm->post_renderer};
         j->upgrade_started_usec = ao_clock_now_usec();
         job_helm(j, "upgrade", ao_helm_args_upgrade(&u), on_upgraded);
 }
@@ -427,7 +419,9 @@ static void on_rendered(struct operator_state *op, const struct ao_helm_result *
 
 static void render(struct upgrade_job *j)
 {
-        job_helm(j, "template", ao_helm_args_template(j->mod->name, j->chart, j->values_file), on_rendered);
+        job_helm(j, "template",
+                 ao_helm_args_template(j->mod->name, j->chart, j->values_file, &j->op->helm->post_renderer),
+                 on_rendered);
 }
 
 static void on_history(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
@@ -453,6 +447,10 @@ static void on_stored_manifest(struct operator_state *op, const char *manifest, 
         (void) op;
         struct upgrade_job *j = userdata;
         struct ao_error err = {0};
+        if (error && error->code == -ECANCELED) {
+                job_fail(j, error->code, error->msg);
+                return;
+        }
         if (error || ao_helm_manifest_parse(manifest, len, &j->manifest, &err) < 0) {
                 /* Rendering tells the same, with a helm process. */
                 log_module(j, AO_LOG_WARN, "module '%s': the stored release cannot be read, rendering it: %s",
@@ -498,6 +496,31 @@ static void release_state(struct upgrade_job *j)
                 render(j);
 }
 
+/* helm is there (or not): the job's inputs, then the release. */
+static void on_helm_ready(struct operator_state *op, const struct ao_error *error, void *userdata)
+{
+        struct upgrade_job *j = userdata;
+        struct ao_error err = {0};
+        if (error) {
+                _cleanup_free_ char *msg = ao_xasprintf("its chart needs helm: %s", error->msg);
+                job_fail(j, error->code, msg);
+                return;
+        }
+        if (op->helm->post_renderer_missing) {
+                job_fail(j, -ENOENT, op->helm->post_renderer_missing);
+                return;
+        }
+        if (chart_input_checksum(j->mod, j->chart, j->values, cluster_config_namespace(op), op->helm->version,
+                                 op->helm->post_render_args[2], j->input_checksum, &err) < 0 ||
+            chart_values_file(op, j->mod, j->values, &j->values_file, &err) < 0) {
+                job_fail(j, err.code, err.msg);
+                return;
+        }
+        cJSON_Delete(j->values);
+        j->values = NULL;
+        release_state(j);
+}
+
 static int helm_binary_upgrade(struct operator_state *op, struct module *mod, const cJSON *values,
                                const char *activation, release_done *done, void *userdata,
                                struct ao_error *reterr)
@@ -517,19 +540,10 @@ static int helm_binary_upgrade(struct operator_state *op, struct module *mod, co
                                   .mod = mod,
                                   .activation = ao_xstrdup(activation),
                                   .chart = chart,
+                                  .values = cJSON_Duplicate(values, true),
                                   .done = done,
                                   .userdata = userdata};
-        r = chart_input_checksum(mod, chart, values, cluster_config_namespace(op), op->helm->version,
-                                 j->input_checksum, reterr);
-        if (r >= 0)
-                r = chart_values_file(op, mod, values, &j->values_file, reterr);
-        if (r < 0) {
-                free(j->activation);
-                free(j->chart);
-                free(j);
-                return r;
-        }
-        release_state(j);
+        release_helm_ready_check(op, on_helm_ready, j);
         return 0;
 }
 
@@ -568,18 +582,28 @@ static void on_uninstalled(struct operator_state *op, const struct ao_helm_resul
         s.done(op, ok ? NULL : &err, s.userdata);
 }
 
+static void uninstall(struct operator_state *op, const struct ao_error *error, void *userdata)
+{
+        struct simple_job *s = userdata;
+        struct ao_error err = {0};
+        if (!error &&
+            helm_run(op, "uninstall", ao_helm_args_uninstall(s->release, op->settings->helm_timeout_usec),
+                     s->release, on_uninstalled, s, &err) >= 0)
+                return;
+        struct simple_job copy = *s;
+        free(s->release);
+        free(s);
+        copy.done(op, error ? error : &err, copy.userdata);
+}
+
 static int helm_binary_remove(struct operator_state *op, const char *release, release_done *done,
                               void *userdata, struct ao_error *reterr)
 {
+        (void) reterr;
         struct simple_job *s = simple_job_new(release, userdata);
         s->done = done;
-        int r = helm_run(op, "uninstall", ao_helm_args_uninstall(release, op->settings->helm_timeout_usec),
-                         release, on_uninstalled, s, reterr);
-        if (r < 0) {
-                free(s->release);
-                free(s);
-        }
-        return r;
+        release_helm_ready_check(op, uninstall, s);
+        return 0;
 }
 
 static void on_exists(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
@@ -599,9 +623,28 @@ static void on_exists(struct operator_state *op, const struct ao_helm_result *re
         s.exists_done(op, exists, exists < 0 ? &err : NULL, s.userdata);
 }
 
+/* Not known from the release state: helm history. Without helm, a release state that is there says no. */
+static void ask_history(struct operator_state *op, const struct ao_error *error, void *userdata)
+{
+        struct simple_job *s = userdata;
+        struct ao_error err = {0};
+        if (!error &&
+            helm_run(op, "history", ao_helm_args_history(s->release), s->release, on_exists, s, &err) >= 0)
+                return;
+        struct simple_job copy = *s;
+        free(s->release);
+        free(s);
+        /* No helm made a release since the watch listed: there is none. */
+        if (error && release_state_ready(op))
+                copy.exists_done(op, 0, NULL, copy.userdata);
+        else
+                copy.exists_done(op, error ? error->code : err.code, error ? error : &err, copy.userdata);
+}
+
 static int helm_binary_exists(struct operator_state *op, const char *release, release_exists_done *done,
                               void *userdata, struct ao_error *reterr)
 {
+        (void) reterr;
         /* Only a yes is trusted: a release just installed may not have reached the watch yet. */
         struct release_revision last;
         if (release_state_last(op, release, &last) && last.revision > 0 &&
@@ -611,12 +654,8 @@ static int helm_binary_exists(struct operator_state *op, const char *release, re
         }
         struct simple_job *s = simple_job_new(release, userdata);
         s->exists_done = done;
-        int r = helm_run(op, "history", ao_helm_args_history(release), release, on_exists, s, reterr);
-        if (r < 0) {
-                free(s->release);
-                free(s);
-        }
-        return r;
+        release_helm_ready_check(op, ask_history, s);
+        return 0;
 }
 
 static void on_listed(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
@@ -633,9 +672,21 @@ static void on_listed(struct operator_state *op, const struct ao_helm_result *re
         s.list_done(op, names, names ? NULL : &err, s.userdata);
 }
 
+static void ask_list(struct operator_state *op, const struct ao_error *error, void *userdata)
+{
+        struct simple_job *s = userdata;
+        struct ao_error err = {0};
+        if (!error && helm_run(op, "list", ao_helm_args_list(), NULL, on_listed, s, &err) >= 0)
+                return;
+        struct simple_job copy = *s;
+        free(s);
+        copy.list_done(op, NULL, error ? error : &err, copy.userdata);
+}
+
 static int helm_binary_list(struct operator_state *op, release_list_done *done, void *userdata,
                             struct ao_error *reterr)
 {
+        (void) reterr;
         char **stored = release_state_names(op, op->settings->helm_ignore_release);
         if (stored) {
                 done(op, stored, NULL, userdata);
@@ -643,10 +694,8 @@ static int helm_binary_list(struct operator_state *op, release_list_done *done, 
         }
         struct simple_job *s = simple_job_new(NULL, userdata);
         s->list_done = done;
-        int r = helm_run(op, "list", ao_helm_args_list(), NULL, on_listed, s, reterr);
-        if (r < 0)
-                free(s);
-        return r;
+        release_helm_ready_check(op, ask_list, s);
+        return 0;
 }
 
 const struct release_ops release_helm_ops = {
@@ -683,11 +732,37 @@ static void on_text(struct operator_state *op, const struct ao_helm_result *res,
         t.done(op, missing ? "" : res->output, missing ? 0 : res->output_len, NULL, t.userdata);
 }
 
+static void on_helm_checked(struct operator_state *op, const struct ao_error *error, void *userdata)
+{
+        (void) op;
+        (void) error;
+        (void) userdata;
+}
+
+/*
+ * A debug answer needs helm now: when it was not usable, look again (it may have been installed
+ * since), and when it still is not, say why. The answer never waits for the version check.
+ */
+static int helm_usable_now(struct operator_state *op, struct ao_error *reterr)
+{
+        if (!release_helm_usable(op))
+                release_helm_ready_check(op, on_helm_checked, NULL);
+        if (!release_helm_usable(op))
+                return ao_error_set(reterr, RELEASE_NO_HELM, "helm cannot be used: %s",
+                                    op->helm->unusable ? op->helm->unusable
+                                                       : "its version is being checked, ask again");
+        if (op->helm->post_renderer_missing)
+                return ao_error_set(reterr, -ENOENT, "%s", op->helm->post_renderer_missing);
+        return 0;
+}
+
 int release_helm_render(struct operator_state *op, struct module *mod, const cJSON *values, bool debug,
                         release_text_done *done, void *userdata, struct ao_error *reterr)
 {
         if (!op->helm)
                 return ao_error_set(reterr, -ENOTSUP, "no helm without a cluster: releases are local files");
+        if (helm_usable_now(op, reterr) < 0)
+                return reterr->code;
         _cleanup_free_ char *chart = NULL;
         int r = chart_dir(op, mod, &chart, reterr);
         if (r <= 0)
@@ -697,8 +772,9 @@ int release_helm_render(struct operator_state *op, struct module *mod, const cJS
         r = chart_values_file(op, mod, values, &t->values_file, reterr);
         char **args = NULL;
         if (r >= 0) {
-                args = debug ? ao_helm_args_template_debug(mod->name, chart, t->values_file)
-                             : ao_helm_args_template(mod->name, chart, t->values_file);
+                const struct ao_helm_post_renderer *pr = &op->helm->post_renderer;
+                args = debug ? ao_helm_args_template_debug(mod->name, chart, t->values_file, pr)
+                             : ao_helm_args_template(mod->name, chart, t->values_file, pr);
                 r = helm_run(op, "template", args, mod->name, on_text, t, reterr);
         }
         if (r < 0) {
@@ -716,6 +792,8 @@ int release_helm_manifest(struct operator_state *op, const char *release, releas
 {
         if (!op->helm)
                 return ao_error_set(reterr, -ENOTSUP, "no helm without a cluster: releases are local files");
+        if (helm_usable_now(op, reterr) < 0)
+                return reterr->code;
         struct text_job *t = ao_xcalloc(1, sizeof(*t));
         *t = (struct text_job){.missing_ok = true, .done = done, .userdata = userdata};
         int r = helm_run(op, "get manifest", ao_helm_args_get_manifest(release), release, on_text, t, reterr);
@@ -724,87 +802,4 @@ int release_helm_manifest(struct operator_state *op, const char *release, releas
                 return r;
         }
         return 1;
-}
-
-/* ---- start-up ---------------------------------------------------------------------------------- */
-
-struct version_wait {
-        bool done;
-        struct ao_helm_version version;
-        struct ao_error error;
-};
-
-static void on_version(struct operator_state *op, const struct ao_helm_result *res, void *userdata)
-{
-        (void) op;
-        struct version_wait *w = userdata;
-        if (res->code < 0)
-                ao_error_set(&w->error, res->code, "%s", res->error);
-        else
-                (void) ao_helm_parse_version(res->output, res->output_len, &w->version, &w->error);
-        w->done = true;
-}
-
-/* `helm version --short`, waited for: nothing else runs yet. */
-static int detect_version(struct operator_state *op, struct ao_error *reterr)
-{
-        struct version_wait w = {0};
-        int r = helm_run(op, "version", ao_helm_args_version(), NULL, on_version, &w, reterr);
-        while (r >= 0 && !w.done) {
-                if (ao_reactor_exiting(op->reactor))
-                        return ao_error_set(reterr, -ECANCELED, "stopped while checking the helm version");
-                r = ao_reactor_run_once(op->reactor, AO_USEC_INFINITY);
-        }
-        if (r < 0)
-                return r;
-        if (w.error.code < 0)
-                return ao_error_set(reterr, w.error.code, "%s", w.error.msg);
-        if (w.version.major != 3)
-                return ao_error_set(
-                    reterr, -ENOTSUP, "helm %d.%d.%d at '%s' is not supported: helm 3 is required",
-                    w.version.major, w.version.minor, w.version.patch, ao_helm_bin_path(op->helm->client));
-        op->helm->labels = w.version.minor >= 13;
-        op->helm->take_ownership = w.version.minor >= 17;
-        op->helm->version = ao_xasprintf("%d.%d.%d", w.version.major, w.version.minor, w.version.patch);
-        ao_log(AO_LOG_INFO, "helm %d.%d.%d at '%s'", w.version.major, w.version.minor, w.version.patch,
-               ao_helm_bin_path(op->helm->client));
-        return 0;
-}
-
-extern char **environ;
-
-int release_helm_start(struct operator_state *op, struct ao_error *reterr)
-{
-        const struct ao_settings *s = op->settings;
-        struct ao_helm_options o = {
-            .bin_path = s->helm_bin_path,
-            .namespace = cluster_config_namespace(op),
-            .kube_context = s->kube_context,
-            .kubeconfig = s->kube_config,
-            .kube_server = s->kube_server,
-            .envp = environ,
-            .profile = ao_sandbox_profiles_find(op->profiles, "helm"),
-            .kill_timeout_usec = s->helm_timeout_usec + HELM_KILL_GRACE_USEC,
-        };
-        op->helm = ao_xcalloc(1, sizeof(*op->helm));
-        int r = ao_helm_new(op->proc, &o, &op->helm->client, reterr);
-        if (r < 0)
-                return r;
-        op->releases = &release_helm_ops;
-        if (s->helm3) {
-                op->helm->labels = true;
-                op->helm->version = ao_xstrdup("3");
-                return 0;
-        }
-        return detect_version(op, reterr);
-}
-
-void release_helm_done(struct operator_state *op)
-{
-        if (!op->helm)
-                return;
-        ao_helm_free(op->helm->client);
-        free(op->helm->version);
-        free(op->helm);
-        op->helm = NULL;
 }

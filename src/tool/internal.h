@@ -12,6 +12,8 @@ int tool_json_patch(int argc, char *const *args);
 int tool_validate(int argc, char *const *args);
 int tool_cron(int argc, char *const *args);
 int tool_hook_config(int argc, char *const *args);
+/* Ends the process itself (_exit): see post-render.c. */
+int tool_post_render(int argc, char *const *args);
 
 /** Print the usage line of tool @name to stderr; returns 2 (the usage-error exit code). */
 int tool_usage(const char *name);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ao/tool.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #include "internal.h"
@@ -10,6 +11,7 @@ struct tool_command {
         const char *usage;
         const char *summary;
         int (*run)(int argc, char *const *args);
+        bool hidden; /* run by the operator's children, not by people: not in --help */
 };
 
 static const struct tool_command tools[] = {
@@ -22,11 +24,15 @@ static const struct tool_command tools[] = {
      tool_cron},
     {"hook-config", "FILE|- [--module]",
      "check a hook's --config output and print it with defaults filled in", tool_hook_config},
+    {"post-render", "LABELS", "helm's post-renderer: stdin's manifest with LABELS on every object",
+     tool_post_render, .hidden = true},
 };
 
 void ao_tool_print_help(FILE *out)
 {
         for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+                if (tools[i].hidden)
+                        continue;
                 char head[96];
                 (void) snprintf(head, sizeof(head), "tool %s %s", tools[i].name, tools[i].usage);
                 fprintf(out, "  %-44s %s\n", head, tools[i].summary);

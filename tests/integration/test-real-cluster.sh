@@ -3,7 +3,8 @@
 # End to end against a real kube-apiserver (tests/cluster: Debian's kubernetes 1.20 source, Debian's
 # etcd) with the real helm 3.17.2 and kubectl: kubernetes bindings on ConfigMaps, Namespaces, Pods
 # and a CRD with exact binding contexts; the ConfigMap config store edited with kubectl, config
-# patches written back; object patches visible with kubectl; helm install, de-duplication,
+# patches written back; object patches visible with kubectl; helm install (the objects labelled by the
+# operator's post-renderer), de-duplication,
 # auto-healing after `kubectl delete`, uninstall on disable; an apiserver killed and restarted and
 # an etcd compaction (410 Gone) without a lost event. The operator runs as the service account
 # user with the RBAC below. AO_SKIP_REAL_CLUSTER=1 skips it (no npm registry, no deb-src).
@@ -137,7 +138,8 @@ k -n ao create configmap addon-operator --from-literal=global='{}' --from-litera
 # ---- start ------------------------------------------------------------------------------------------------
 operator_env=(KUBE_CONFIG="$KUBECONFIG_OPERATOR" ADDON_OPERATOR_NAMESPACE=ao HELM_BIN_PATH="$work/helm-counting"
         HOME="$work/home" MODULES_DIR="$work/modules" GLOBAL_HOOKS_DIR="$work/global" ADDON_OPERATOR_TMP_DIR="$work/tmp"
-        ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 LOG_NO_TIME=true)
+        ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.05 LOG_NO_TIME=true
+        ADDON_OPERATOR_CRD_EXTRA_LABELS=team=e2e)
 op_start "${operator_env[@]}" -- start
 op_wait_for "first converge done"
 ok $? "the operator converges against the real API server" || printf '%s' "$OP_LOG" | tail -20 | sed 's/^/# /'
@@ -194,6 +196,11 @@ is "$(release_status)" "1 deployed" "helm installed the module's release"
 is "$(k -n ao get configmap web-config -o jsonpath='{.data.greeting}')" "hi" \
         "its objects carry the values from the ConfigMap config"
 is "$(h get values web -o json | jq -r '._addonOperatorModuleChecksum | length')" 32 "the checksum is recorded"
+is "$(k -n ao get configmap web-config -o json | jq -cS .metadata.labels)" \
+        '{"app.kubernetes.io/managed-by":"Helm","heritage":"addon-operator","team":"e2e"}' \
+        "helm ran the operator's post-renderer (in helm's sandbox): heritage and the extra labels on its objects"
+is "$(k -n ao get deployment web -o json | jq -cS '[.metadata.labels.heritage, .spec.selector, .spec.template.metadata.labels]')" \
+        '["addon-operator",{"matchLabels":{"app":"web"}},{"app":"web"}]' "the Deployment too; its selector and pod labels as the chart says"
 calls=$(helm_calls)
 kill -HUP "$OP_PID"
 op_wait_for "module 'web': release unchanged \(same input as its last revision\), upgrade skipped"

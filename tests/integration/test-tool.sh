@@ -146,4 +146,27 @@ run /dev/null hook-config
 is "$CODE" 2 "hook-config: no argument is a usage error"
 is "$ERR" "usage: addon-operator tool hook-config FILE|- [--module]" "hook-config: usage line"
 
+# post-render (helm's post-renderer: the manifest on stdin, labelled on stdout)
+printf -- '---\n# Source: web/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  labels: {app: web, heritage: Helm}\n' >"$dir/manifest.yaml"
+run "$dir/manifest.yaml" post-render 'heritage=addon-operator, team = infra'
+is "$CODE" 0 "post-render: exit 0"
+is "$OUT" "$(printf -- '---\n# Source: web/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  labels: {app: web, heritage: addon-operator, team: infra}')" \
+        "post-render: every object gets the labels, the rest as it was"
+is "$ERR" "" "post-render: nothing on stderr"
+printf 'kind: A\nmetadata: [x]\n' >"$dir/bad-manifest.yaml"
+run "$dir/bad-manifest.yaml" post-render heritage=addon-operator
+is "$CODE" 1 "post-render: a manifest it cannot label exits 1"
+is "$OUT" "" "post-render: nothing on stdout on error"
+is "$ERR" "post-render: document 1: metadata is a sequence, not a mapping" "post-render: the reason on stderr"
+run "$dir/manifest.yaml" post-render 'nolabel'
+is "$ERR" "post-render: labels: 'nolabel' is not key=value" "post-render: bad labels"
+head -c $((64 * 1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' >"$dir/huge.yaml"
+run "$dir/huge.yaml" post-render heritage=addon-operator
+is "$CODE:$ERR" "1:post-render: rendered manifest: larger than 64 MiB" "post-render: a manifest over 64 MiB is refused"
+rm -f "$dir/huge.yaml"
+run /dev/null post-render
+is "$CODE" 2 "post-render: no argument is a usage error"
+is "$ERR" "usage: addon-operator tool post-render LABELS" "post-render: usage line"
+unlike "$("$AO_BINARY" --help)" "post-render" "post-render: not in --help (helm runs it, not people)"
+
 done_testing

@@ -677,15 +677,21 @@ static void test_queued_sync_context_has_no_items(void)
 
 /* ---- the input checksum: what a render depends on ------------------------------------------------ */
 
-static char *input_of(const struct module *mod, const char *chart, const char *values_json, const char *ns,
-                      const char *helm)
+static char *input_labelled(const struct module *mod, const char *chart, const char *values_json,
+                            const char *ns, const char *helm, const char *labels)
 {
         cJSON *values = cJSON_Parse(values_json);
         char sum[33] = "";
         struct ao_error err = {0};
-        int r = chart_input_checksum(mod, chart, values, ns, helm, sum, &err);
+        int r = chart_input_checksum(mod, chart, values, ns, helm, labels, sum, &err);
         cJSON_Delete(values);
         return r < 0 ? ao_xasprintf("error: %s", err.msg) : ao_xstrdup(sum);
+}
+
+static char *input_of(const struct module *mod, const char *chart, const char *values_json, const char *ns,
+                      const char *helm)
+{
+        return input_labelled(mod, chart, values_json, ns, helm, "heritage=addon-operator");
 }
 
 static void test_input_checksum(void)
@@ -713,6 +719,9 @@ static void test_input_checksum(void)
         tap_ok(strcmp(ns, base) != 0, "another namespace: another checksum");
         tap_ok(strcmp(helm, base) != 0, "another helm version: another checksum");
         tap_ok(strcmp(name, base) != 0, "another release name: another checksum");
+        _cleanup_free_ char *labels = input_labelled(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2",
+                                                     "heritage=addon-operator,tier=core");
+        tap_ok(strcmp(labels, base) != 0, "other labels for the post-renderer: another checksum");
         write_file("outside.yaml", "a: 2\n", 0644);
         _cleanup_free_ char *linked = input_of(&mod, chart, "{\"app\":{\"x\":1}}", "ao", "3.17.2");
         tap_ok(strcmp(linked, base) != 0, "a changed file behind a symbolic link: another checksum");
