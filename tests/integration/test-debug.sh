@@ -116,12 +116,14 @@ apiVersion: v1
 kind: ConfigMap
 metadata:
   name: chart-mod-cm
+  labels:
+    heritage: addon-operator
 data:
   replicas: "2"'
 out=$(dbg module render chart-mod)
 is "$?:$(grep -v '^# values-sha256' <<<"$out")" "0:$rendered" "module render: helm template's manifests with the current values"
-like "$(calls | grep '"template"' | tail -1)" '^\["template","chart-mod","'"$m"'/010-chart-mod","--values","'"$work"'/tmp/chart-mod\.module-values\.yaml-[A-Za-z0-9]{6}","--namespace","ao","--kube-apiserver","'"$api"'"\]$' \
-        "module render: the release step's command line"
+like "$(calls | grep '"template"' | tail -1)" '^\["template","chart-mod","'"$m"'/010-chart-mod","--values","'"$work"'/tmp/chart-mod\.module-values\.yaml-[A-Za-z0-9]{6}","--post-renderer","'"$AO_BINARY"'","--post-renderer-args","tool","--post-renderer-args","post-render","--post-renderer-args","heritage=addon-operator","--namespace","ao","--kube-apiserver","'"$api"'"\]$' \
+        "module render: the release step's command line, its post-renderer included"
 is "$(ls "$work/tmp" | grep -c module-values)" 0 "module render: the values file is removed"
 dbg module render chart-mod --debug >/dev/null
 like "$(calls | grep '"template"' | tail -1)" '"--debug"' "module render --debug: helm template --debug"
@@ -138,9 +140,9 @@ out=$(dbg module render chart-mod --diff)
 # (fake-helm ends each render with a comment of the values' hash: left out.)
 is "$?:$(grep -v 'values-sha256' <<<"$out")" '0:--- release/chart-mod
 +++ render/chart-mod
-@@ -5,5 +5,5 @@
- metadata:
-   name: chart-mod-cm
+@@ -7,5 +7,5 @@
+   labels:
+     heritage: addon-operator
  data:
 -  replicas: "2"
 +  replicas: "3"' "module render --diff: diff -u from the release's manifest to the render"

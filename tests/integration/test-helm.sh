@@ -120,7 +120,7 @@ start_op() {
                 GLOBAL_HOOKS_DIR="$work/none" ADDON_OPERATOR_TMP_DIR="$work/tmp" \
                 ADDON_OPERATOR_STATE_DIR="$work/state" ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" \
                 ADDON_OPERATOR_RETRY_DELAY_SCALE=0.02 HELM_IGNORE_RELEASE=ours HELM_TIMEOUT=90s \
-                LOG_NO_TIME=true "$@" -- start
+                ADDON_OPERATOR_CRD_EXTRA_LABELS=owner=ao,tier=core LOG_NO_TIME=true "$@" -- start
 }
 start_op
 log_has "first converge done"

@@ -598,13 +598,33 @@ static void test_backoff_scale(void)
         tap_is_int(ao_backoff_wait_usec(&b, 1, 4 * SEC), 2 * SEC, "backoff wait: at least 4 s, then scaled");
 }
 
-/* Decodes @text with both entry points; returns the code and, on success, the bytes in @out. */
-static int b64(const char *text, char *out, size_t *ret_len)
+/* @text with its control characters as \t, \r, \n: a TAP description is one line. */
+static const char *one_line(const char *text)
 {
-        size_t len = strlen(text), n = 12345, n2 = 54321;
+        static char buf[256];
+        size_t o = 0;
+        for (const char *c = text; *c && o + 3 < sizeof(buf); c++) {
+                const char *esc = *c == '\n' ? "\\n" : *c == '\r' ? "\\r" : *c == '\t' ? "\\t" : NULL;
+                if (esc) {
+                        buf[o++] = esc[0];
+                        buf[o++] = esc[1];
+                } else {
+                        buf[o++] = *c;
+                }
+        }
+        buf[o] = '\0';
+        return buf;
+}
+
+/* Decodes @text with both entry points; returns the code and, on success, the bytes in @out. */
+static int b64(const char *raw, char *out, size_t *ret_len)
+{
+        const char *text = raw;
+        size_t len = strlen(raw), n = 12345, n2 = 54321;
         char *dup = NULL;
-        int r = ao_base64_decode(text, len, out, &n);
-        int r2 = ao_base64_decode_dup(text, len, &dup, &n2);
+        int r = ao_base64_decode(raw, len, out, &n);
+        int r2 = ao_base64_decode_dup(raw, len, &dup, &n2);
+        text = one_line(raw);
 
         tap_is_int(r2, r, "base64 '%s': both entry points agree", text);
         if (r == 0) {
@@ -654,12 +674,12 @@ static void test_base64(void)
         size_t n;
 
         for (size_t i = 0; i < AO_ARRAY_SIZE(good); i++) {
-                tap_is_int(b64(good[i].text, out, &n), 0, "base64 '%s': decodes", good[i].text);
+                tap_is_int(b64(good[i].text, out, &n), 0, "base64 '%s': decodes", one_line(good[i].text));
                 tap_ok(n == good[i].want_len && memcmp(out, good[i].want, n) == 0,
-                       "base64 '%s': %zu exact bytes", good[i].text, good[i].want_len);
+                       "base64 '%s': %zu exact bytes", one_line(good[i].text), good[i].want_len);
         }
         for (size_t i = 0; i < AO_ARRAY_SIZE(bad); i++)
-                tap_is_int(b64(bad[i], out, &n), -EINVAL, "base64 '%s': -EINVAL", bad[i]);
+                tap_is_int(b64(bad[i], out, &n), -EINVAL, "base64 '%s': -EINVAL", one_line(bad[i]));
 
         /* A NUL inside the given length is a byte like any other: refused. */
         tap_is_int(ao_base64_decode("TQ==\0TQ==", 9, out, &n), -EINVAL, "base64: embedded NUL refused");
