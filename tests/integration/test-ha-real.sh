@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Two operators in HA mode against the real control plane (tests/cluster), with no helm binary:
 # the Lease on the real kube-apiserver elects one, which starts without helm (one warning), runs
-# its global hook (a kubernetes binding on a real ConfigMap) and a module without a chart, and
-# converges; the follower's /readyz asks the leader's and answers as the Go operator's does; the
+# its global hook (a kubernetes binding on a real ConfigMap) and a module without a chart, whose
+# crds/ goes to the real API server and into global.discovery.apiVersions, and converges; the follower's /readyz asks the leader's and answers as the Go operator's does; the
 # leader stopped with SIGTERM releases the Lease and the follower takes over and converges.
 # test-kube-ha.sh covers every /readyz case on the fake API server, test-helm-missing.sh helm's.
 # AO_SKIP_REAL_CLUSTER=1 skips it.
@@ -69,7 +69,26 @@ cat >"$work/modules/010-plain/hooks/run.sh" <<EOF
 if [ "\$1" = --config ]; then echo '{"configVersion":"v1","beforeHelm":1}'; exit 0; fi
 echo ran >>"$work/module-\$ADDON_OPERATOR_POD"
 EOF
-chmod +x "$work/global/hooks/watch.sh" "$work/modules/010-plain/hooks/run.sh"
+cat >"$work/global/hooks/after.sh" <<EOF
+#!/bin/sh
+if [ "\$1" = --config ]; then echo '{"configVersion":"v1","afterAll":1}'; exit 0; fi
+jq -c '.global.discovery.apiVersions' "\$VALUES_PATH" >>"$work/api-versions-\$ADDON_OPERATOR_POD"
+EOF
+chmod +x "$work/global/hooks/watch.sh" "$work/global/hooks/after.sh" "$work/modules/010-plain/hooks/run.sh"
+mkdir -p "$work/modules/010-plain/crds"
+cat >"$work/modules/010-plain/crds/gadgets.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  scope: Namespaced
+  versions:
+  - {name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}
+  - {name: v1beta1, served: true, storage: false, schema: {openAPIV3Schema: {type: object}}}
+EOF
 printf 'plainEnabled: true\n' >"$work/modules/values.yaml"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -108,6 +127,10 @@ ok $? "a converges without helm: /readyz 200" || show_logs
 is "$(grep -c 'helm cannot be used' "$work/a.log")" 1 "a warns once that helm cannot be used"
 is "$(cat "$work/sync-a")" '["cms",[{"k":"v"}]]' "a's global hook got the real ConfigMap in its Synchronization"
 is "$(cat "$work/module-a")" ran "a ran the module without a chart"
+is "$(k get crd gadgets.example.com -o json | jq -c '[.metadata.labels.heritage, [.spec.versions[].name]]')" \
+        '["addon-operator",["v1","v1beta1"]]' "the module's crds/ is in the real API server, labelled"
+is "$(tail -1 "$work/api-versions-a")" '["example.com/v1/Gadget","example.com/v1beta1/Gadget"]' \
+        "the afterAll hook sees global.discovery.apiVersions: the kinds of that CRD"
 
 start b
 wait_for readyz_is b '200 HA mode is enabled and waiting for acquiring the lock.\n'
