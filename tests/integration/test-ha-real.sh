@@ -9,6 +9,7 @@
 # AO_SKIP_REAL_CLUSTER=1 skips it.
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/ha.sh"
 
 if [ -n "${AO_SKIP_REAL_CLUSTER:-}" ]; then
         echo "1..0 # SKIP AO_SKIP_REAL_CLUSTER is set"
@@ -34,22 +35,7 @@ ok $? "etcd, kube-apiserver and kube-controller-manager start" || tail -20 "$wor
 mkdir -p "$work/home"
 k() { HOME="$work/home" "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 
-k apply -f - >/dev/null <<'EOF'
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: addon-operator}
-rules:
-- apiGroups: ["*"]
-  resources: ["*"]
-  verbs: ["*"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: addon-operator}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: addon-operator}
-subjects:
-- {kind: User, name: "system:serviceaccount:ao:addon-operator"}
-EOF
+k apply -f "$here/tests/cluster/operator-rbac.yaml" >/dev/null
 ok $? "the operator's RBAC is in place"
 k -n ao create configmap seed --from-literal=k=v >/dev/null && k -n ao label configmap seed ha=yes >/dev/null
 ok $? "a labelled ConfigMap exists"
@@ -92,7 +78,6 @@ EOF
 printf 'plainEnabled: true\n' >"$work/modules/values.yaml"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-address_of() { case "$1" in a) echo 127.0.0.1 ;; b) echo 127.0.0.2 ;; esac; }
 start() { # start POD: an operator in the background, its output in POD.log, its pid in pid_POD
         : >"$work/$1.log"
         env -i PATH="$PATH" HOME="$work/home" ADDON_OPERATOR_POD="$1" KUBE_CONFIG="$KUBECONFIG_OPERATOR" \
@@ -104,14 +89,6 @@ start() { # start POD: an operator in the background, its output in POD.log, its
                 "$AO_BINARY" start >>"$work/$1.log" 2>&1 &
         eval "pid_$1=$!"
         pids+=("$!")
-}
-readyz() { # readyz POD: "<status> <body>" of POD's /readyz, its newlines written as \n
-        local code body
-        rm -f "$work/readyz.body"
-        code=$(curl -s -m 20 -o "$work/readyz.body" -w '%{http_code}' "http://$(address_of "$1"):$port/readyz")
-        body=$(cat "$work/readyz.body" 2>/dev/null; echo .)
-        body=${body%.}
-        printf '%s %s' "$code" "${body//$'\n'/\\n}"
 }
 readyz_is() { [ "$(readyz "$1")" = "$2" ]; }
 holder() { k -n ao get lease addon-operator-leader-election -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }

@@ -11,6 +11,7 @@
 # address, read from its Lease identity, on its own port, as the Go operator does.
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/ha.sh"
 . "$(dirname "$0")/fakekube.sh"
 
 work=$(mktemp -d /tmp/test-kube-ha.XXXXXX)
@@ -36,7 +37,6 @@ EOF
 chmod +x "$work/global/hooks/startup.sh"
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-address_of() { case "$1" in a) echo 127.0.0.1 ;; b) echo 127.0.0.2 ;; c) echo 127.0.0.3 ;; esac; }
 start() { # start POD: an operator in the background, its output in POD.log, its pid in pid_POD
         : >"$work/$1.log" # now, not when the background job gets to it: log_has must not read the last run's
         env -i PATH="$PATH" ADDON_OPERATOR_POD="$1" KUBE_SERVER="$api" ADDON_OPERATOR_HA=true \
@@ -48,14 +48,6 @@ start() { # start POD: an operator in the background, its output in POD.log, its
                 "$AO_BINARY" start >>"$work/$1.log" 2>&1 &
         eval "pid_$1=$!"
         extra_pids+=("$!")
-}
-readyz() { # readyz POD: "<status> <body>" of POD's /readyz, its newlines written as \n
-        local code body
-        rm -f "$work/readyz.body"
-        code=$(curl -s -m 20 -o "$work/readyz.body" -w '%{http_code}' "http://$(address_of "$1"):$port/readyz")
-        body=$(cat "$work/readyz.body" 2>/dev/null; echo .)
-        body=${body%.}
-        printf '%s %s' "$code" "${body//$'\n'/\\n}"
 }
 ready() { [ "$(readyz "$1")" = '200 Startup converge done.\n' ]; } # ready POD: POD has converged
 leader_ok='200 HA mode is enabled and waiting for acquiring the lock.\n'

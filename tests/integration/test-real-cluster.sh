@@ -36,22 +36,7 @@ k() { HOME="$work/home" "$KUBECTL" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 h() { HOME="$work/home" "$HELM" --kubeconfig "$KUBECONFIG_ADMIN" --namespace ao "$@"; }
 
 # The operator's service account may do what the operator does (deploy/ will ship the same).
-k apply -f - >/dev/null <<'EOF'
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: addon-operator}
-rules:
-- apiGroups: ["*"]
-  resources: ["*"]
-  verbs: ["*"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: addon-operator}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: addon-operator}
-subjects:
-- {kind: User, name: "system:serviceaccount:ao:addon-operator"}
-EOF
+k apply -f "$here/tests/cluster/operator-rbac.yaml" >/dev/null
 k apply -f - >/dev/null <<'EOF'
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
