@@ -7,9 +7,15 @@
  * the release step does) against N plain posix_spawn + waitpid of the same
  * command with stdout on /dev/null.
  *
- * Usage: bench-helm HELM CHART_DIR [N]   (default N: 50)
+ * Usage: bench-helm HELM CHART_DIR [N [OPERATOR_BINARY]]   (default N: 50)
  * Rounds alternate bare / operator; the median per-round ratio is printed
  * (operator calls per second / bare calls per second; 1.0 = no overhead).
+ *
+ * With OPERATOR_BINARY, a third arm alternates with those two: the same
+ * calls with the operator's post-renderer (`--post-renderer OPERATOR_BINARY
+ * --post-renderer-args tool ... post-render ... heritage=addon-operator`), as
+ * the release step runs them; its ratio is against the operator arm without
+ * it, measured in the same rounds: what stamping the labels costs per render.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -58,6 +64,7 @@ static double bare(long n)
 
 struct driver {
         struct ao_helm *helm;
+        const struct ao_helm_post_renderer *post_renderer; /* NULL: none */
         long n, started, finished, failed;
         size_t objects;
         uint64_t parse_usec;
@@ -89,7 +96,7 @@ static void on_done(const struct ao_helm_result *res, void *userdata)
 
 static void start_one(struct driver *d)
 {
-        char **args = ao_helm_args_template("bench", chart, values_file, NULL);
+        char **args = ao_helm_args_template("bench", chart, values_file, d->post_renderer);
         struct ao_error err = {0};
         if (ao_helm_call(d->helm, "template", args, NULL, on_done, d, NULL, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
@@ -118,6 +125,9 @@ int main(int argc, char **argv)
         helm_path = argv[1];
         chart = argv[2];
         long n = argc > 3 ? atol(argv[3]) : 50;
+        char *post_render_args[] = {"tool", "post-render", "heritage=addon-operator", NULL};
+        struct ao_helm_post_renderer post_renderer = {.path = argc > 4 ? argv[4] : NULL,
+                                                      .args = post_render_args};
         if (n < ROUNDS)
                 return 2;
         int fd = mkstemp(values_file);
@@ -142,8 +152,8 @@ int main(int argc, char **argv)
         }
         struct ao_helm_options ho = {
             .bin_path = helm_path, .envp = environ, .profile = ao_sandbox_profiles_find(profiles, "helm")};
-        struct driver d = {0};
-        d.helm = ao_helm_new(proc, &ho);
+        struct driver d = {0}, pd = {.post_renderer = post_renderer.path ? &post_renderer : NULL};
+        d.helm = pd.helm = ao_helm_new(proc, &ho);
         if (ao_helm_find(d.helm, &err) < 0) {
                 fprintf(stderr, "%s\n", err.msg);
                 return 1;
@@ -151,13 +161,19 @@ int main(int argc, char **argv)
 
         (void) bare(2);
         (void) through_operator(r, &d, 2);
+        if (pd.post_renderer)
+                (void) through_operator(r, &pd, 2);
         d.parse_usec = 0;
         long measured_before = d.finished;
-        double bare_rates[ROUNDS], op_rates[ROUNDS], ratios[ROUNDS];
+        double bare_rates[ROUNDS], op_rates[ROUNDS], ratios[ROUNDS], pr_rates[ROUNDS], pr_ratios[ROUNDS];
         for (int i = 0; i < ROUNDS; i++) {
                 bare_rates[i] = bare(n / ROUNDS);
                 op_rates[i] = through_operator(r, &d, n / ROUNDS);
                 ratios[i] = op_rates[i] / bare_rates[i];
+                if (pd.post_renderer) {
+                        pr_rates[i] = through_operator(r, &pd, n / ROUNDS);
+                        pr_ratios[i] = pr_rates[i] / op_rates[i];
+                }
         }
         qsort(bare_rates, ROUNDS, sizeof(double), bench_compare_doubles);
         qsort(op_rates, ROUNDS, sizeof(double), bench_compare_doubles);
@@ -173,11 +189,22 @@ int main(int argc, char **argv)
         printf("row: helm template through the operator, %zu objects|%.1f calls/s|%.1f calls/s "
                "(posix_spawn)|%.2f|report|-\n",
                d.objects, op_rates[ROUNDS / 2], bare_rates[ROUNDS / 2], ratios[ROUNDS / 2]);
+        if (pd.post_renderer) {
+                qsort(pr_rates, ROUNDS, sizeof(double), bench_compare_doubles);
+                qsort(pr_ratios, ROUNDS, sizeof(double), bench_compare_doubles);
+                printf("with the post-renderer       %7.1f calls/s  ratio %.3f to the operator arm (rounds "
+                       "%.3f-%.3f)  failed %ld\n",
+                       pr_rates[ROUNDS / 2], pr_ratios[ROUNDS / 2], pr_ratios[0], pr_ratios[ROUNDS - 1],
+                       pd.failed);
+                printf("row: helm template with the operator's post-renderer|%.1f calls/s|%.1f calls/s "
+                       "(without)|%.2f|report|-\n",
+                       pr_rates[ROUNDS / 2], op_rates[ROUNDS / 2], pr_ratios[ROUNDS / 2]);
+        }
 
         ao_helm_free(d.helm);
         ao_proc_free(proc);
         ao_sandbox_profiles_free(profiles);
         ao_reactor_free(r);
         unlink(values_file);
-        return d.failed ? 1 : 0;
+        return d.failed || pd.failed ? 1 : 0;
 }
