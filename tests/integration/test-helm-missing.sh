@@ -62,7 +62,7 @@ start_op() {
         op_start HELM_BIN_PATH="$work/bin/helm" FAKE_HELM_DIR="$FAKE_HELM_DIR" FAKE_HELM_KUBE="$api" KUBE_SERVER="$api" \
                 ADDON_OPERATOR_NAMESPACE=ao ADDON_OPERATOR_LISTEN_ADDRESS=127.0.0.1 MODULES_DIR="$m" \
                 GLOBAL_HOOKS_DIR="$work/global" ADDON_OPERATOR_TMP_DIR="$work/tmp" ADDON_OPERATOR_STATE_DIR="$work/state" \
-                ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.02 LOG_NO_TIME=true "$@" \
+                ADDON_OPERATOR_CONFIG_FILE="$work/config.yaml" ADDON_OPERATOR_RETRY_DELAY_SCALE=0.02 LOG_NO_TIME=true DEBUG_UNIX_SOCKET="$work/debug.socket" "$@" \
                 -- start
 }
 
@@ -92,6 +92,9 @@ unlike "$(metrics)" 'addon_operator_module_run_errors_total\{module="plain"\}' "
 readyz_becomes "Convergence held back by module(s) 'web': their runs keep failing
  500"
 ok $? "/readyz names web"
+out=$(DEBUG_UNIX_SOCKET="$work/debug.socket" "$AO_BINARY" module render web 2>&1)
+like "$?:$out" "^1:addon-operator: /module/web/render: helm cannot be used: $missing$" \
+        "module render without helm: exit 1, with the reason"
 is "$(helm_calls)" "" "no helm process ran"
 printf 'plainEnabled: false\n' >"$work/config.yaml"
 op_wait_for "module 'plain' deleted"
