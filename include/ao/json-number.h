@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/*
+ * Numbers kept exactly. cJSON holds every number as a double, which rounds integers beyond 2^53
+ * and cannot hold a literal beyond the double range at all. The convention of this project:
+ *
+ *   a cJSON_Number node's valuedouble is the nearest double (what arithmetic, schema checks and
+ *   jq see); its valuestring, when not NULL, is the number's exact text, and that text is what
+ *   every printer writes. It is set only where the double is not the number: an integer literal
+ *   whose magnitude is 2^53 or more (so "9007199254740993" stays itself and "2^64-1" is not
+ *   written as 18446744073709552000), and a literal beyond the double range ("1e400", kept as
+ *   written rather than turned into null).
+ *
+ * Every other number is its double, written in the shortest form that reads back as the same
+ * double. cJSON_Delete() frees valuestring and cJSON_Duplicate() copies it, for numbers too, so
+ * trees built by these functions need no special care; code that copies a number field by field
+ * must copy valuestring as well.
+ *
+ * Non-logging; thread-safe.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cJSON;
+
+/** Integers of at least this magnitude keep their text (every smaller integer is a double). */
+#define AO_JSON_EXACT_INTEGER_LIMIT 9007199254740992.0 /* 2^53 */
+
+/**
+ * A number node for @len bytes of @text, a number literal in JSON syntax (RFC 8259 §6: optional
+ * '-', integer part without leading zeros, optional fraction and exponent) that the caller has
+ * checked. NULL only when out of memory.
+ */
+struct cJSON *ao_json_number_from_literal(const char *text, size_t len);
+
+/**
+ * A number node for an integer written in decimal digits (@digits, @len of them, no sign, leading
+ * zeros allowed: YAML's "007"), negated when @negative. Any length: beyond 2^53 the digits are
+ * kept. NULL only when out of memory.
+ */
+struct cJSON *ao_json_number_from_digits(bool negative, const char *digits, size_t len);
+
+/** A number node for @v (exact: its text is kept when the double is not @v). */
+struct cJSON *ao_json_number_from_int64(int64_t v);
+struct cJSON *ao_json_number_from_uint64(uint64_t v);
+
+/** A number node for @d, NaN and infinities included (cJSON_CreateNumber's int cast is UB for them). */
+struct cJSON *ao_json_number_from_double(double d);
+
+/** The exact text of number node @n when its double is not exact (see above); NULL otherwise. */
+const char *ao_json_number_text(const struct cJSON *n);
