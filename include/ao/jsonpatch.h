@@ -29,18 +29,21 @@ struct cJSON;
 #define AO_JSONPATCH_MAX_OPS   100000
 /*
  * No operation may place a value more than this many objects and arrays
- * deep (as AO_YAML_MAX_DEPTH, so patched values load back), and copy
- * operations together may create at most AO_JSONPATCH_MAX_COPIED_NODES nodes:
- * copying "" into "/a" doubles the document, so a few dozen such operations
- * would otherwise exhaust memory.
+ * deep (as AO_YAML_MAX_DEPTH, so patched values load back).
  */
 #define AO_JSONPATCH_MAX_DEPTH 256
-#ifdef AO_FUZZING
-/* libFuzzer builds: the same checks at a budget inputs reach in milliseconds, not seconds. */
-#define AO_JSONPATCH_MAX_COPIED_NODES (64u * 1024)
-#else
-#define AO_JSONPATCH_MAX_COPIED_NODES (4u * 1024 * 1024)
-#endif
+/*
+ * The work one ao_jsonpatch_apply() may do beyond reading its operations, in
+ * nodes: those copies create, those adds, replaces and moves down walk to
+ * check the depth, and the array elements look-ups step over. At most
+ * AO_JSONPATCH_WORK_FACTOR times the nodes of the document and the patch
+ * together, and never less than AO_JSONPATCH_WORK_MIN: copying "" into "/a"
+ * doubles the document, so a few dozen copies would otherwise take seconds
+ * and gigabytes, and the budget keeps a patch's cost and memory proportional
+ * to what it is applied to (docs/SECURITY.md, "Budgets").
+ */
+#define AO_JSONPATCH_WORK_FACTOR 4u
+#define AO_JSONPATCH_WORK_MIN    65536u
 
 enum ao_jsonpatch_op_type {
         AO_JSONPATCH_ADD,
@@ -89,8 +92,9 @@ int ao_jsonpatch_parse(const char *text, size_t len, const char *filename, struc
  * Returns 0, -ENOENT (a location does not exist, messages like "path not
  * found" or "array index 7 out of range (length 3)"), -E2BIG (a limit above),
  * -ENOMEM, or -EINVAL (anything else, "test failed: value differs" included).
- * Work is linear in the document per operation at worst (cJSON objects are
- * lists, so member look-ups are linear).
+ * Member look-ups in wide objects are indexed and array look-ups in order
+ * walk on from the last element reached, so work stays within the budget
+ * above for honest patches of many operations into one object or array.
  */
 int ao_jsonpatch_apply(struct cJSON *doc, const struct cJSON *ops, unsigned flags, struct ao_error *reterr);
 

@@ -15,6 +15,7 @@
 #include "ao/input.h"
 #include "ao/quote.h"
 #include "ao/string-table.h"
+#include "member-index.h"
 
 /*
  * Parsing: the stream is walked one top-level value at a time with
@@ -30,6 +31,13 @@
  * that is swapped into the caller's root node at the end, so a failure
  * anywhere leaves the document untouched, and an operation on "" can replace
  * the whole document although the caller holds a pointer to its root.
+ *
+ * Work: what one patch may cost is bounded by its budget (ao/jsonpatch.h), counted in nodes:
+ * those copies create, those moves and adds walk to check the depth, and the array elements
+ * look-ups step over. Member look-ups in wide objects go through a name index and array look-ups
+ * in order walk on from the element reached before (member-index.h), so a patch of many
+ * operations into one object or array stays linear. Nodes removed or replaced are freed only at
+ * the end, so no address the index knows is reused while it is in use.
  *
  * Depth: cJSON_Duplicate and cJSON_Delete recurse. Every operation that
  * puts a value somewhere checks that it ends up at most
@@ -328,10 +336,13 @@ int ao_jsonpatch_parse(const char *text, size_t len, const char *filename, struc
 struct patcher {
         cJSON *root; /* owned: the working copy */
         unsigned flags;
-        size_t copied;       /* nodes created by copy operations so far */
-        size_t index;        /* of the operation being applied */
-        const struct op *op; /* borrowed: the operation being applied */
-        struct ao_error err; /* the failure, copied to the caller's only when the patch fails */
+        size_t work;                /* nodes copied, walked or stepped over so far */
+        size_t budget;              /* what @work may reach */
+        struct member_index *index; /* owned: look-ups in wide objects and long arrays */
+        cJSON *removed;             /* owned: nodes taken out of the working copy, freed at the end */
+        size_t op_index;            /* of the operation being applied */
+        const struct op *op;        /* borrowed: the operation being applied */
+        struct ao_error err;        /* the failure, copied to the caller's only when the patch fails */
 };
 
 /* Where a JSON Pointer leads in the working copy. */
@@ -352,8 +363,8 @@ static int op_fail(struct patcher *p, int code, const char *fmt, ...)
         (void) vsnprintf(what, sizeof(what), fmt, ap);
         va_end(ap);
         if (!p->op)
-                return ao_error_set(&p->err, code, "operation %zu: %s", p->index, what);
-        return ao_error_set(&p->err, code, "operation %zu (%s %s): %s", p->index, op_names[p->op->type],
+                return ao_error_set(&p->err, code, "operation %zu: %s", p->op_index, what);
+        return ao_error_set(&p->err, code, "operation %zu (%s %s): %s", p->op_index, op_names[p->op->type],
                             p->op->path[0] ? show_str(buf, p->op->path) : "\"\"", what);
 }
 
@@ -398,12 +409,27 @@ static size_t count_segments(const char *pointer)
         return n;
 }
 
-static cJSON *nth_child(const cJSON *node, size_t n)
+/* The work budget is spent: the one error for copies, moves and look-ups alike. */
+static int over_budget(struct patcher *p)
 {
-        cJSON *c = node->child;
-        for (; c && n > 0; n--)
-                c = c->next;
-        return c;
+        return op_fail(
+            p, -E2BIG,
+            "the patch would copy, walk or step over more than %zu nodes (%u times the document and "
+            "the patch, at least %u)",
+            p->budget, AO_JSONPATCH_WORK_FACTOR, AO_JSONPATCH_WORK_MIN);
+}
+
+/* Take @node out of its @parent (NULL: it is the root) into the removed nodes. */
+static void take_out(struct patcher *p, cJSON *parent, cJSON *node)
+{
+        if (parent) {
+                if (cJSON_IsArray(parent))
+                        member_index_array_changed(p->index, parent);
+                else if (node->string)
+                        member_index_set(p->index, parent, node->string, NULL);
+                node = cJSON_DetachItemViaPointer(parent, node);
+        }
+        cJSON_AddItemToArray(p->removed, node);
 }
 
 /*
@@ -425,11 +451,14 @@ static int locate_element(struct patcher *p, const char *pointer, const cJSON *p
                                    count_children(parent, SIZE_MAX));
         if (r > 0)
                 return 0; /* add appends */
-        loc->node = nth_child(parent, index);
-        if (loc->node || (insert && index == count_children(parent, SIZE_MAX)))
+        size_t length = 0;
+        loc->node = member_index_element(p->index, parent, index, &length, &p->work);
+        if (p->work > p->budget)
+                return over_budget(p);
+        if (loc->node || (insert && index == length))
                 return 0;
         return locate_fail(p, pointer, -ENOENT, "array index %s out of range (length %zu)",
-                           show(buf, loc->segment, loc->len), count_children(parent, SIZE_MAX));
+                           show(buf, loc->segment, loc->len), length);
 }
 
 /* Find the last segment of @pointer in container @parent (named by the first @parent_len bytes). */
@@ -444,7 +473,7 @@ static int locate_in(struct patcher *p, const char *pointer, size_t parent_len, 
         if (!cJSON_IsObject(parent))
                 return locate_fail(p, pointer, -ENOENT, "'%s' is a %s, not an object or array",
                                    show(buf, pointer, parent_len), type_name(parent));
-        loc->node = ao_json_pointer_member(parent, loc->segment, loc->len);
+        loc->node = member_index_member(p->index, parent, loc->segment, loc->len);
         if (!loc->node && !insert)
                 return locate_fail(p, pointer, -ENOENT, "path not found");
         return 0;
@@ -518,24 +547,22 @@ static int measure(const cJSON *node, size_t max_depth, size_t max_nodes, size_t
 
 /*
  * Check that @node placed at @pointer nests at most AO_JSONPATCH_MAX_DEPTH
- * deep and, when it is a @copy, fits in what is left of the copy budget.
+ * deep, and charge its nodes (walked here, and created when it is copied)
+ * to the work budget.
  */
-static int check_size(struct patcher *p, const char *pointer, const cJSON *node, bool copy, size_t *ret_nodes)
+static int check_size(struct patcher *p, const char *pointer, const cJSON *node)
 {
         size_t above = count_segments(pointer), nodes = 0;
         int r = -ELOOP;
 
         if (above <= AO_JSONPATCH_MAX_DEPTH)
-                r = measure(node, AO_JSONPATCH_MAX_DEPTH - above,
-                            copy ? AO_JSONPATCH_MAX_COPIED_NODES - p->copied : SIZE_MAX, &nodes);
+                r = measure(node, AO_JSONPATCH_MAX_DEPTH - above, p->budget - p->work, &nodes);
         if (r == -ELOOP)
                 return op_fail(p, -E2BIG, "the value would nest deeper than %d levels",
                                AO_JSONPATCH_MAX_DEPTH);
         if (r < 0)
-                return op_fail(p, -E2BIG, "copies would create more than %u nodes",
-                               AO_JSONPATCH_MAX_COPIED_NODES);
-        if (ret_nodes)
-                *ret_nodes = nodes;
+                return over_budget(p);
+        p->work += nodes;
         return 0;
 }
 
@@ -585,29 +612,34 @@ static int put_at(struct patcher *p, const struct location *loc, bool insert, cJ
         if (!loc->parent) {
                 if (set_name(node, NULL) < 0)
                         return oom(p);
-                cJSON_Delete(p->root);
+                take_out(p, NULL, p->root);
                 p->root = TAKE_PTR(owned);
                 return 0;
         }
         if (cJSON_IsArray(loc->parent)) {
                 if (set_name(node, NULL) < 0)
                         return oom(p);
-                if (!loc->node)
+                member_index_array_changed(p->index, loc->parent);
+                if (!loc->node) {
                         cJSON_AddItemToArray(loc->parent, TAKE_PTR(owned));
-                else if (insert)
+                } else {
                         insert_before(loc->parent, loc->node, TAKE_PTR(owned));
-                else
-                        (void) cJSON_ReplaceItemViaPointer(loc->parent, loc->node, TAKE_PTR(owned));
+                        if (!insert)
+                                take_out(p, loc->parent, loc->node);
+                }
                 return 0;
         }
         name = ao_json_pointer_unescape(loc->segment, loc->len);
         if (set_name(node, name) < 0)
                 return oom(p);
         /* Adding an existing member replaces its value in place, keeping the member order (RFC 6902 §4.1). */
-        if (loc->node)
-                (void) cJSON_ReplaceItemViaPointer(loc->parent, loc->node, TAKE_PTR(owned));
-        else
-                cJSON_AddItemToArray(loc->parent, TAKE_PTR(owned)); /* appends, keeping the name set above */
+        if (loc->node) {
+                insert_before(loc->parent, loc->node, node);
+                take_out(p, loc->parent, loc->node);
+        } else {
+                cJSON_AddItemToArray(loc->parent, node); /* appends, keeping the name set above */
+        }
+        member_index_set(p->index, loc->parent, name, TAKE_PTR(owned));
         return 0;
 }
 
@@ -625,7 +657,7 @@ static int put(struct patcher *p, const char *pointer, cJSON *node)
 /* A copy of the operation's value, checked against the depth limit at @pointer. */
 static int copy_value(struct patcher *p, const char *pointer, cJSON **ret)
 {
-        int r = check_size(p, pointer, p->op->value, false, NULL);
+        int r = check_size(p, pointer, p->op->value);
         if (r < 0)
                 return r;
         *ret = cJSON_Duplicate(p->op->value, true);
@@ -662,7 +694,7 @@ static int do_remove(struct patcher *p)
                 return 0;
         if (r < 0)
                 return r;
-        cJSON_Delete(cJSON_DetachItemViaPointer(loc.parent, loc.node));
+        take_out(p, loc.parent, loc.node);
         return 0;
 }
 
@@ -704,30 +736,32 @@ static int do_move(struct patcher *p)
                 return r;
         /* Moving up cannot nest anything deeper than it already is: only a move down needs the walk. */
         if (count_segments(op->path) > count_segments(op->from)) {
-                r = check_size(p, op->path, loc.node, false, NULL);
+                r = check_size(p, op->path, loc.node);
                 if (r < 0)
                         return r;
         }
         /* RFC 6902 §4.4: a remove from "from", then an add at "path" (resolved after the remove). */
+        if (cJSON_IsArray(loc.parent))
+                member_index_array_changed(p->index, loc.parent);
+        else if (loc.node->string)
+                member_index_set(p->index, loc.parent, loc.node->string, NULL);
         return put(p, op->path, cJSON_DetachItemViaPointer(loc.parent, loc.node));
 }
 
 static int do_copy(struct patcher *p)
 {
         struct location loc;
-        size_t nodes = 0;
         cJSON *node;
         int r = locate(p, p->op->from, false, &loc);
 
         if (r < 0)
                 return r;
-        r = check_size(p, p->op->path, loc.node, true, &nodes);
+        r = check_size(p, p->op->path, loc.node);
         if (r < 0)
                 return r;
         node = cJSON_Duplicate(loc.node, true);
         if (!node)
                 return oom(p);
-        p->copied += nodes;
         return put(p, p->op->path, node);
 }
 
@@ -846,6 +880,42 @@ static void swap_contents(cJSON *a, cJSON *b)
         b->valuedouble = saved.valuedouble;
 }
 
+/* Nodes of @json, iteratively: documents may nest deeper than AO_JSONPATCH_MAX_DEPTH. */
+static size_t count_nodes(const cJSON *json)
+{
+        size_t nodes = 1, depth = 0, cap = 16;
+        const cJSON **stack =
+            ao_xreallocarray(NULL, cap, sizeof(*stack)); /* per open container: its next child */
+
+        if (json->child)
+                stack[depth++] = json->child;
+        while (depth > 0) {
+                const cJSON *c = stack[depth - 1];
+                if (!c) {
+                        depth--;
+                        continue;
+                }
+                stack[depth - 1] = c->next;
+                nodes++;
+                if (!c->child)
+                        continue;
+                if (depth == cap) {
+                        cap *= 2;
+                        stack = ao_xreallocarray(stack, cap, sizeof(*stack));
+                }
+                stack[depth++] = c->child;
+        }
+        free(stack);
+        return nodes;
+}
+
+static void patcher_done(struct patcher *p)
+{
+        cJSON_Delete(p->root);
+        cJSON_Delete(p->removed);
+        member_index_free(p->index);
+}
+
 int ao_jsonpatch_apply(struct cJSON *doc, const struct cJSON *ops, unsigned flags, struct ao_error *reterr)
 {
         struct patcher p = {.flags = flags};
@@ -854,18 +924,26 @@ int ao_jsonpatch_apply(struct cJSON *doc, const struct cJSON *ops, unsigned flag
                 return ao_error_set(reterr, -EINVAL, "JSON patch: no document, or operations not an array");
         if (!ops->child)
                 return 0;
+        size_t base = count_nodes(doc) + count_nodes(ops);
+        p.budget =
+            AO_MAX((size_t) AO_JSONPATCH_WORK_MIN,
+                   base > SIZE_MAX / AO_JSONPATCH_WORK_FACTOR ? SIZE_MAX : base * AO_JSONPATCH_WORK_FACTOR);
         p.root = cJSON_Duplicate(doc, true);
-        if (!p.root)
+        p.removed = cJSON_CreateArray();
+        p.index = member_index_new();
+        if (!p.root || !p.removed) {
+                patcher_done(&p);
                 return ao_error_set(reterr, -ENOMEM, "JSON patch: out of memory");
+        }
         for (const cJSON *json = ops->child; json; json = json->next) {
                 int r = apply_one(&p, json);
                 if (r < 0) {
-                        cJSON_Delete(p.root);
+                        patcher_done(&p);
                         return ao_error_set(reterr, r, "%s", p.err.msg);
                 }
-                p.index++;
+                p.op_index++;
         }
         swap_contents(doc, p.root);
-        cJSON_Delete(p.root);
+        patcher_done(&p);
         return 0;
 }
