@@ -157,7 +157,7 @@ struct input {
 /* What the operator holds already when an input arrives: a store, a jq cache, a metrics registry. */
 static struct {
         cJSON *values;                 /* the module's values, TENANTS tenants */
-        cJSON *honest_values;          /* HONEST_TENANTS tenants */
+        cJSON *honest_values;          /* HONEST_TENANTS tenants, made when first needed */
         cJSON *schema;                 /* the module's openapi schema (config-values and values) */
         struct ao_values_store *store; /* for config edits: not changed by them */
         struct ao_jq_cache *jq;
@@ -214,6 +214,12 @@ static cJSON *realistic_values(size_t tenants)
         return v;
 }
 
+static const cJSON *honest_values(void)
+{
+        if (!ctx.honest_values)
+                return ctx.honest_values;
+}
+
 static const char schema_text[] =
     "{\"type\":\"object\",\"properties\":{"
     "\"replicas\":{\"type\":\"integer\",\"minimum\":1,\"default\":1},"
@@ -245,7 +251,7 @@ static struct ao_values_store *new_store(size_t tenants, struct ao_values_sectio
                 fprintf(stderr, "bench schema: %s\n", err.msg);
                 exit(1);
         }
-        const cJSON *values = tenants == HONEST_TENANTS ? ctx.honest_values : ctx.values;
+        const cJSON *values = tenants == HONEST_TENANTS ? honest_values() : ctx.values;
         cJSON *own = tenants == HONEST_TENANTS || tenants == 0 ? cJSON_Duplicate(values, true)
                                                                : realistic_values(tenants);
         struct ao_values_section *section =
@@ -1166,7 +1172,7 @@ static struct made make_schema_honest(void)
         struct ao_strbuf sb = {0};
         ao_strbuf_append(&sb, schema_text);
         ao_strbuf_append_c(&sb, '\0');
-        char *values = ao_json_canonical(ctx.honest_values);
+        char *values = ao_json_canonical(honest_values());
         ao_strbuf_append(&sb, values);
         free(values);
         return made_of(&sb);
@@ -1242,7 +1248,7 @@ static struct made make_yaml_deep(void)
 static struct made make_values_yaml(void)
 {
         _cleanup_json_ cJSON *doc = cJSON_CreateObject();
-        cJSON_AddItemToObject(doc, MODULE_KEY, cJSON_Duplicate(ctx.honest_values, true));
+        cJSON_AddItemToObject(doc, MODULE_KEY, cJSON_Duplicate(honest_values(), true));
         char *text = ao_yaml_emit(doc);
         return (struct made){text, strlen(text)};
 }
@@ -1252,7 +1258,7 @@ static struct made make_config_honest(void)
 {
         _cleanup_json_ cJSON *doc = cJSON_CreateObject();
         _cleanup_json_ cJSON *section = cJSON_CreateObject();
-        char *values = ao_yaml_emit(ctx.honest_values);
+        char *values = ao_yaml_emit(honest_values());
         cJSON_AddStringToObject(doc, MODULE_KEY, values);
         cJSON_AddStringToObject(doc, MODULE_KEY "Enabled", "true");
         free(values);
@@ -1609,7 +1615,6 @@ static void setup(void)
                 exit(1);
         close(devnull);
         ctx.values = realistic_values(TENANTS);
-        ctx.honest_values = realistic_values(HONEST_TENANTS);
         ctx.schema = cJSON_Parse(schema_text);
         if (!ctx.schema)
                 abort();

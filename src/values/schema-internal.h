@@ -22,8 +22,14 @@
 #define AO_SCHEMA_MAX_DEPTH 256
 /* Lines in one validation report, the last one saying that more were cut. */
 #define AO_SCHEMA_MAX_ERRORS 100
-/* Schema nodes visited by one validation: bounds anyOf/oneOf over recursive $refs. */
-#define AO_SCHEMA_MAX_STEPS 1000000u
+/*
+ * Steps of one validation (schema nodes visited, plus what a keyword does in one go): at most
+ * AO_SCHEMA_STEPS_FACTOR per node of the value and never less than AO_SCHEMA_STEPS_MIN. Bounds
+ * anyOf/oneOf over recursive $refs, whose work could double at each level of the value; honest
+ * schemas take one or two steps per node (docs/SECURITY.md, "Budgets").
+ */
+#define AO_SCHEMA_STEPS_FACTOR 4u
+#define AO_SCHEMA_STEPS_MIN    20000u
 /* Backtracking steps for one regex search (oniguruma's retry limits). */
 #define AO_SCHEMA_REGEX_RETRY_MATCH  100000u
 #define AO_SCHEMA_REGEX_RETRY_SEARCH 1000000u

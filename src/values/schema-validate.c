@@ -42,6 +42,7 @@ struct vctx {
         unsigned quiet;          /* > 0 inside anyOf/oneOf/not: failures are counted only */
         unsigned quiet_failures; /* failures since the innermost quiet level began */
         size_t steps;
+        size_t max_steps;   /* the step budget for this value */
         bool aborted;       /* the budget or the error cap ran out: nothing more is checked */
         OnigMatchParam *mp; /* owned: regex retry limits */
         /* the $ref targets being validated now, each with its value: a loop back to one is no progress */
@@ -109,9 +110,15 @@ static bool charge(struct vctx *c, size_t n)
         if (c->aborted)
                 return false;
         c->steps += n;
-        if (c->steps <= AO_SCHEMA_MAX_STEPS)
+        if (c->steps <= c->max_steps)
                 return true;
-        abort_validation(c, "validation stopped: the schema takes too many steps for this value");
+        char why[160];
+        (void) snprintf(
+            why, sizeof(why),
+            "validation stopped: the schema takes more than %zu steps for this value (%u per node of "
+            "the value, at least %u)",
+            c->max_steps, AO_SCHEMA_STEPS_FACTOR, AO_SCHEMA_STEPS_MIN);
+        abort_validation(c, why);
         return false;
 }
 
@@ -914,6 +921,35 @@ static void validate(struct vctx *c, const cJSON *s, const cJSON *v, int depth)
         check_combinators(c, s, v, depth);
 }
 
+/* Nodes of @v, iteratively: values may nest deeper than any walk here accepts. */
+static size_t count_nodes(const cJSON *v)
+{
+        size_t nodes = 1, depth = 0, cap = 16;
+        const cJSON **stack =
+            ao_xreallocarray(NULL, cap, sizeof(*stack)); /* per open container: its next child */
+
+        if (v->child)
+                stack[depth++] = v->child;
+        while (depth > 0) {
+                const cJSON *e = stack[depth - 1];
+                if (!e) {
+                        depth--;
+                        continue;
+                }
+                stack[depth - 1] = e->next;
+                nodes++;
+                if (!e->child)
+                        continue;
+                if (depth == cap) {
+                        cap *= 2;
+                        stack = ao_xreallocarray(stack, cap, sizeof(*stack));
+                }
+                stack[depth++] = e->child;
+        }
+        free(stack);
+        return nodes;
+}
+
 int ao_schema_validate(const struct ao_schema *s, enum ao_schema_kind kind, const char *root_name,
                        const cJSON *value, char **ret_errors)
 {
@@ -926,6 +962,9 @@ int ao_schema_validate(const struct ao_schema *s, enum ao_schema_kind kind, cons
                 return 0;
         }
         c.doc = &s->docs[kind];
+        size_t nodes = count_nodes(value ? value : &null_value);
+        c.max_steps = nodes > SIZE_MAX / AO_SCHEMA_STEPS_FACTOR ? SIZE_MAX : nodes * AO_SCHEMA_STEPS_FACTOR;
+        c.max_steps = AO_MAX(c.max_steps, (size_t) AO_SCHEMA_STEPS_MIN);
         c.mp = onig_new_match_param();
         if (!c.mp)
                 return -ENOMEM;

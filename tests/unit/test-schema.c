@@ -678,7 +678,27 @@ static void test_paths_and_limits(void)
                   NULL);
         expect(s, AO_SCHEMA_CONFIG, "m",
                "{x: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-               "m: validation stopped: the schema takes too many steps for this value", "step budget");
+               "m: validation stopped: the schema takes more than 20000 steps for this value (4 per node of "
+               "the value, at least 20000)",
+               "step budget: its floor for a small value");
+        ao_schema_free(s);
+
+        /* A larger value has a larger budget: 4 steps for each of its 6043 nodes. */
+        s = build(
+            "{definitions: {t: {type: array, items: {anyOf: [{$ref: '#/definitions/t'},"
+            " {$ref: '#/definitions/t'}]}}}, properties: {x: {$ref: '#/definitions/t'}, pad: {type: array}}}",
+            NULL);
+        ao_strbuf_append(
+            &v,
+            "{x: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], pad: [0");
+        for (int i = 1; i < 6000; i++)
+                ao_strbuf_append(&v, ",0");
+        ao_strbuf_append(&v, "]}");
+        expect(s, AO_SCHEMA_CONFIG, "m", ao_strbuf_str(&v),
+               "m: validation stopped: the schema takes more than 24172 steps for this value (4 per node of "
+               "the value, at least 20000)",
+               "step budget: 4 per node of a larger value");
+        ao_strbuf_done(&v);
         ao_schema_free(s);
 
         /* The same through the items past a tuple: additionalItems counts against the budget too. */
@@ -690,7 +710,8 @@ static void test_paths_and_limits(void)
                "{x: [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0,"
                " [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, x]"
                "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-               "m: validation stopped: the schema takes too many steps for this value",
+               "m: validation stopped: the schema takes more than 20000 steps for this value (4 per node of "
+               "the value, at least 20000)",
                "step budget through additionalItems");
         ao_schema_free(s);
 
@@ -930,6 +951,52 @@ static void test_load(void)
         }
 }
 
+#define EXPAND_FLOOR                                                                                     \
+        "config-values.yaml: "                                                                           \
+        "...properties.a.properties.a.properties.a.properties.b.properties.a.properties.a."              \
+        "properties.b.properties.b.properties.a.properties.b.properties.b.properties.a.$ref: expanding " \
+        "'#/definitions/d18' would copy more than 10000 nodes (16 times the schema, at least 10000)"
+#define EXPAND_RELATIVE                                                                                  \
+        "config-values.yaml: "                                                                           \
+        "...properties.a.properties.a.properties.b.properties.a.properties.a.properties.a."              \
+        "properties.a.properties.b.properties.a.properties.a.properties.b.properties.b.$ref: expanding " \
+        "'#/definitions/d17' would copy more than 34064 nodes (16 times the schema, at least 10000)"
+
+/* The $ref expansion budget: 16 times the schema's own nodes, at least 10000; the path keeps its tail. */
+static void test_expand_budget(void)
+{
+        struct ao_strbuf sb = {0};
+        struct ao_error err = {0};
+        struct ao_schema *s = NULL;
+
+        for (int pad = 0; pad < 2; pad++) {
+                ao_strbuf_reset(&sb);
+                /* $refs doubling at each of 20 levels; the second schema also has an enum of 2,000 entries. */
+                ao_strbuf_append(&sb, "{properties: {x: {$ref: '#/definitions/d0'}");
+                if (pad) {
+                        ao_strbuf_append(&sb, ", e: {enum: [0");
+                        for (int i = 1; i < 2000; i++)
+                                ao_strbuf_appendf(&sb, ",%d", i);
+                        ao_strbuf_append(&sb, "]}");
+                }
+                ao_strbuf_append(&sb, "}, definitions: {");
+                for (int i = 0; i < 20; i++)
+                        ao_strbuf_appendf(&sb,
+                                          "d%d: {properties: {a: {$ref: '#/definitions/d%d'}, b: {$ref: "
+                                          "'#/definitions/d%d'}}}, ",
+                                          i, i + 1, i + 1);
+                ao_strbuf_append(&sb, "d20: {type: string}}}");
+                cJSON *config = yaml(ao_strbuf_str(&sb));
+                int r = ao_schema_from_json(config, NULL, &s, &err);
+                cJSON_Delete(config);
+                tap_is_int(r, -EINVAL, "expansion budget %d: refused", pad);
+                tap_is_str(err.msg, pad ? EXPAND_RELATIVE : EXPAND_FLOOR, "expansion budget %d: message",
+                           pad);
+                tap_ok(s == NULL, "expansion budget %d: nothing returned", pad);
+        }
+        ao_strbuf_done(&sb);
+}
+
 static void test_load_dir(void)
 {
         const struct lcase lc = {"{properties: {a: {type: integer, default: 1}}}",
@@ -990,6 +1057,7 @@ int main(void)
         test_paths_and_limits();
         test_defaults();
         test_load();
+        test_expand_budget();
         test_load_dir();
         return tap_done();
 }
