@@ -217,7 +217,8 @@ static cJSON *realistic_values(size_t tenants)
 static const cJSON *honest_values(void)
 {
         if (!ctx.honest_values)
-                return ctx.honest_values;
+                ctx.honest_values = realistic_values(HONEST_TENANTS);
+        return ctx.honest_values;
 }
 
 static const char schema_text[] =
