@@ -1210,7 +1210,7 @@ static struct made make_alias_nodes(void)
         return make_alias_bomb(4100, 8, 8);
 }
 
-/* Alias copies of one long string until AO_YAML_MAX_ALIAS_BYTES. */
+/* Alias copies of one long string until the alias byte budget. */
 static struct made make_alias_bytes(void)
 {
         struct ao_strbuf sb = {0};
@@ -1412,8 +1412,8 @@ static const struct made_input made_inputs[] = {
     {"schema: nested to the depth limit, validated", "schema-validate", make_schema_deep, 0},
     {"schema: 5 MB of honest values validated", "schema-validate", make_schema_honest, 0},
     {"yaml: billion laughs, no own nodes (alias ratio)", "yaml", make_alias_small, 0},
-    {"yaml: alias bomb with the own nodes for 400k (node budget)", "yaml", make_alias_nodes, 0},
-    {"yaml: one 60 KB string aliased 200 times (alias bytes)", "yaml", make_alias_bytes, 0},
+    {"yaml: alias bomb with 4,100 own nodes (alias node budget)", "yaml", make_alias_nodes, 0},
+    {"yaml: one 60 KB string aliased 200 times (alias byte budget)", "yaml", make_alias_bytes, 0},
     {"yaml: merge keys doubling per level", "yaml", make_merge_bomb, 0},
     {"yaml: nested to the depth limit", "yaml", make_yaml_deep, 0},
     {"yaml: 5 MB values.yaml (honest)", "yaml", make_values_yaml, 0},

@@ -29,10 +29,18 @@
 struct cJSON;
 
 /* Limits applied while loading; exceeding one is an error, never a crash. */
-#define AO_YAML_MAX_INPUT       (64u * 1024 * 1024) /* bytes */
-#define AO_YAML_MAX_DEPTH       256                 /* nesting of mappings and sequences */
-#define AO_YAML_MAX_NODES       (4u * 1024 * 1024)  /* nodes (keys included) after alias expansion */
-#define AO_YAML_MAX_ALIAS_BYTES (8u * 1024 * 1024)  /* string bytes copied by aliases and merge keys */
+#define AO_YAML_MAX_INPUT (64u * 1024 * 1024) /* bytes */
+#define AO_YAML_MAX_DEPTH 256                 /* nesting of mappings and sequences */
+#define AO_YAML_MAX_NODES (4u * 1024 * 1024)  /* nodes (keys included) after alias expansion */
+/*
+ * Aliases and merge keys copy at most AO_YAML_ALIAS_FACTOR times the nodes written out in the text
+ * (AO_YAML_ALIAS_NODES_MIN at least) and AO_YAML_ALIAS_FACTOR times the input's bytes of strings
+ * (AO_YAML_ALIAS_BYTES_MIN at least): a document costs at most about that many times what its
+ * text alone would (docs/SECURITY.md, "Budgets").
+ */
+#define AO_YAML_ALIAS_FACTOR    8u
+#define AO_YAML_ALIAS_NODES_MIN 10000u
+#define AO_YAML_ALIAS_BYTES_MIN (1024u * 1024)
 /*
  * Longest mapping key, in characters of its JSON string form without the
  * quotes: YAML's simple-key limit, so that every loaded document can be
@@ -46,10 +54,10 @@ struct cJSON;
  * caller). An empty document gives a cJSON null. More than one document is
  * an error. @filename names the input in error messages (may be NULL: "<input>").
  *
- * Besides AO_YAML_MAX_NODES, aliases are held to go-yaml's ratio
- * ("document contains excessive aliasing": above 1000 nodes, at most 99% of
- * them may come from aliases, sliding down to 10% at 4M nodes), so memory
- * stays proportional to the input.
+ * Besides AO_YAML_MAX_NODES and the alias budget above, aliases are held to
+ * go-yaml's ratio ("document contains excessive aliasing": above 1000 nodes,
+ * at most 99% of them may come from aliases, sliding down to 10% at 4M
+ * nodes), so memory stays proportional to the input.
  *
  * Returns 0, -EINVAL (syntax or content, message in @reterr), -EFBIG (input
  * over AO_YAML_MAX_INPUT), -E2BIG (a limit above was exceeded) or -ENOMEM.

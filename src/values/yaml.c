@@ -76,14 +76,19 @@
 
 struct limits {
         size_t max_nodes;
-        size_t max_alias_bytes;
         unsigned max_depth;
+        /* aliases copy at most alias_factor times the nodes written out and the input's bytes... */
+        size_t alias_factor;
+        size_t min_alias_nodes; /* ...but always this many nodes */
+        size_t min_alias_bytes; /* ...and this many string bytes */
 };
 
 static const struct limits default_limits = {
     .max_nodes = AO_YAML_MAX_NODES,
-    .max_alias_bytes = AO_YAML_MAX_ALIAS_BYTES,
     .max_depth = AO_YAML_MAX_DEPTH,
+    .alias_factor = AO_YAML_ALIAS_FACTOR,
+    .min_alias_nodes = AO_YAML_ALIAS_NODES_MIN,
+    .min_alias_bytes = AO_YAML_ALIAS_BYTES_MIN,
 };
 
 enum kind {
@@ -616,15 +621,37 @@ static double allowed_alias_ratio(size_t nodes)
                               (ALIAS_RATIO_RANGE_HIGH - ALIAS_RATIO_RANGE_LOW));
 }
 
-/* Account for @nodes nodes holding @bytes string bytes about to be created; @copied by an alias or merge. */
+static size_t times(size_t a, size_t b)
+{
+        return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+/*
+ * Account for @nodes nodes holding @bytes string bytes about to be created; @copied by an alias or
+ * merge. What aliases copy is bounded by what the text itself holds, so a small text cannot make
+ * a large document: the time and memory of a load stay proportional to its input.
+ */
 static int count(struct loader *l, size_t nodes, size_t bytes, bool copied, const yaml_mark_t *mark)
 {
         if (nodes > l->limits.max_nodes - l->n_nodes)
                 return fail(l, -E2BIG, mark, "more than %zu nodes after alias expansion",
                             l->limits.max_nodes);
-        if (copied && bytes > l->limits.max_alias_bytes - l->n_alias_bytes)
-                return fail(l, -E2BIG, mark, "aliases copy more than %zu bytes of strings",
-                            l->limits.max_alias_bytes);
+        if (copied) {
+                size_t max_nodes = AO_MAX(l->limits.min_alias_nodes,
+                                          times(l->n_nodes - l->n_alias_nodes, l->limits.alias_factor));
+                size_t max_bytes = AO_MAX(l->limits.min_alias_bytes, times(l->len, l->limits.alias_factor));
+                if (nodes > max_nodes || l->n_alias_nodes > max_nodes - nodes)
+                        return fail(l, -E2BIG, mark,
+                                    "aliases copy more than %zu nodes (%zu times the nodes written out, at "
+                                    "least %zu)",
+                                    max_nodes, l->limits.alias_factor, l->limits.min_alias_nodes);
+                if (bytes > max_bytes || l->n_alias_bytes > max_bytes - bytes)
+                        return fail(
+                            l, -E2BIG, mark,
+                            "aliases copy more than %zu bytes of strings (%zu times the input, at least "
+                            "%zu)",
+                            max_bytes, l->limits.alias_factor, l->limits.min_alias_bytes);
+        }
         l->n_nodes += nodes;
         l->n_bytes += bytes;
         if (copied) {
