@@ -27,6 +27,7 @@
 #include <jq.h>
 
 #include "ao/alloc.h"
+#include "ao/json-size.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
@@ -39,11 +40,15 @@
  */
 #define MAX_DEPTH 1000
 /*
- * Results of one run. A generator without end (`repeat(.)`) would otherwise
- * take the process down; no sensible filter produces this many values from
- * one object.
+ * Nodes of all the results of one run together: OUTPUT_FACTOR times the
+ * input's, never less than OUTPUT_NODES_MIN. A generator without end
+ * (`repeat(.)`) would otherwise take the process down, and `range(N)` or
+ * many copies of the input would take the loop for as long as converting
+ * them does; a filter picks from its object, so what it returns is about as
+ * large as the object at most (docs/SECURITY.md, "Budgets").
  */
-#define MAX_OUTPUTS 100000
+#define OUTPUT_FACTOR    4u
+#define OUTPUT_NODES_MIN 5000u
 /* Bytes of the filter quoted in an error message; the rest is elided. */
 #define MAX_QUOTED_FILTER 200
 
@@ -384,10 +389,40 @@ static int check_halted(jq_state *jq, const char *filter, struct ao_error *reter
         return runtime_error(reterr, filter, jq_get_error_message(jq));
 }
 
-/* Run @p on @input (consumed): one output is itself, several an array, none null. */
-static int run(struct program *p, jv input, jv *ret, struct ao_error *reterr)
+/* Nodes of @v (borrowed), counted up to @limit + 1 and MAX_DEPTH levels: from_jv() refuses deeper. */
+static size_t jv_nodes(jv v, int depth, size_t limit)
+{
+        jv_kind kind = jv_get_kind(v);
+        size_t n = 1;
+
+        if (depth >= MAX_DEPTH)
+                return n;
+        if (kind == JV_KIND_ARRAY) {
+                int len = jv_array_length(jv_copy(v));
+                for (int i = 0; i < len && n <= limit; i++) {
+                        jv e = jv_array_get(jv_copy(v), i);
+                        n += jv_nodes(e, depth + 1, limit - n);
+                        jv_free(e);
+                }
+        } else if (kind == JV_KIND_OBJECT) {
+                for (int it = jv_object_iter(v); jv_object_iter_valid(v, it) && n <= limit;
+                     it = jv_object_iter_next(v, it)) {
+                        jv e = jv_object_iter_value(v, it);
+                        n += jv_nodes(e, depth + 1, limit - n); /* in cJSON the key is on the member's node */
+                        jv_free(e);
+                }
+        }
+        return n;
+}
+
+/*
+ * Run @p on @input (consumed): one output is itself, several an array, none null. The results
+ * may have @max_nodes nodes in all.
+ */
+static int run(struct program *p, jv input, size_t max_nodes, jv *ret, struct ao_error *reterr)
 {
         jv results = jv_array();
+        size_t nodes = 0;
         int n = 0, r;
 
         jq_start(p->jq, input, 0);
@@ -401,10 +436,16 @@ static int run(struct program *p, jv input, jv *ret, struct ao_error *reterr)
                         jv_free(v);
                         break;
                 }
-                if (++n > MAX_OUTPUTS) {
+                nodes += jv_nodes(v, 0, max_nodes - nodes);
+                n++;
+                if (nodes > max_nodes) {
+                        char why[128];
+                        (void) snprintf(why, sizeof(why),
+                                        "results of more than %zu nodes (%u times the input, at least %u)",
+                                        max_nodes, OUTPUT_FACTOR, OUTPUT_NODES_MIN);
                         jv_free(v);
                         jv_free(results);
-                        return filter_error(reterr, -E2BIG, p->filter, "more than 100000 results");
+                        return filter_error(reterr, -E2BIG, p->filter, why);
                 }
                 results = jv_array_append(results, v);
         }
@@ -435,10 +476,14 @@ int ao_jq_apply(struct ao_jq_cache *c, const char *filter, const struct cJSON *i
 
         if (!p->jq)
                 return filter_error(reterr, -EINVAL, filter, p->error);
+        size_t input_nodes = ao_json_count_nodes(input);
+        size_t max_nodes =
+            AO_MAX((size_t) OUTPUT_NODES_MIN,
+                   input_nodes > SIZE_MAX / OUTPUT_FACTOR ? SIZE_MAX : input_nodes * OUTPUT_FACTOR);
         in = to_jv(input, 0);
         if (!jv_is_valid(in))
                 return runtime_error(reterr, filter, jv_invalid_get_msg(in));
-        r = run(p, in, &out, reterr);
+        r = run(p, in, max_nodes, &out, reterr);
         if (r < 0)
                 return r;
         result = from_jv(out, 0, &too_deep);

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/json-size.h"
 #include "ao/input.h"
 #include "ao/quote.h"
 #include "ao/string-table.h"
@@ -880,35 +881,6 @@ static void swap_contents(cJSON *a, cJSON *b)
         b->valuedouble = saved.valuedouble;
 }
 
-/* Nodes of @json, iteratively: documents may nest deeper than AO_JSONPATCH_MAX_DEPTH. */
-static size_t count_nodes(const cJSON *json)
-{
-        size_t nodes = 1, depth = 0, cap = 16;
-        const cJSON **stack =
-            ao_xreallocarray(NULL, cap, sizeof(*stack)); /* per open container: its next child */
-
-        if (json->child)
-                stack[depth++] = json->child;
-        while (depth > 0) {
-                const cJSON *c = stack[depth - 1];
-                if (!c) {
-                        depth--;
-                        continue;
-                }
-                stack[depth - 1] = c->next;
-                nodes++;
-                if (!c->child)
-                        continue;
-                if (depth == cap) {
-                        cap *= 2;
-                        stack = ao_xreallocarray(stack, cap, sizeof(*stack));
-                }
-                stack[depth++] = c->child;
-        }
-        free(stack);
-        return nodes;
-}
-
 static void patcher_done(struct patcher *p)
 {
         cJSON_Delete(p->root);
@@ -924,7 +896,7 @@ int ao_jsonpatch_apply(struct cJSON *doc, const struct cJSON *ops, unsigned flag
                 return ao_error_set(reterr, -EINVAL, "JSON patch: no document, or operations not an array");
         if (!ops->child)
                 return 0;
-        size_t base = count_nodes(doc) + count_nodes(ops);
+        size_t base = ao_json_count_nodes(doc) + ao_json_count_nodes(ops);
         p.budget =
             AO_MAX((size_t) AO_JSONPATCH_WORK_MIN,
                    base > SIZE_MAX / AO_JSONPATCH_WORK_FACTOR ? SIZE_MAX : base * AO_JSONPATCH_WORK_FACTOR);

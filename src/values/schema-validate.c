@@ -15,6 +15,7 @@
 #include <oniguruma.h>
 
 #include "ao/alloc.h"
+#include "ao/json-size.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
 #include "schema-internal.h"
@@ -921,35 +922,6 @@ static void validate(struct vctx *c, const cJSON *s, const cJSON *v, int depth)
         check_combinators(c, s, v, depth);
 }
 
-/* Nodes of @v, iteratively: values may nest deeper than any walk here accepts. */
-static size_t count_nodes(const cJSON *v)
-{
-        size_t nodes = 1, depth = 0, cap = 16;
-        const cJSON **stack =
-            ao_xreallocarray(NULL, cap, sizeof(*stack)); /* per open container: its next child */
-
-        if (v->child)
-                stack[depth++] = v->child;
-        while (depth > 0) {
-                const cJSON *e = stack[depth - 1];
-                if (!e) {
-                        depth--;
-                        continue;
-                }
-                stack[depth - 1] = e->next;
-                nodes++;
-                if (!e->child)
-                        continue;
-                if (depth == cap) {
-                        cap *= 2;
-                        stack = ao_xreallocarray(stack, cap, sizeof(*stack));
-                }
-                stack[depth++] = e->child;
-        }
-        free(stack);
-        return nodes;
-}
-
 int ao_schema_validate(const struct ao_schema *s, enum ao_schema_kind kind, const char *root_name,
                        const cJSON *value, char **ret_errors)
 {
@@ -962,7 +934,7 @@ int ao_schema_validate(const struct ao_schema *s, enum ao_schema_kind kind, cons
                 return 0;
         }
         c.doc = &s->docs[kind];
-        size_t nodes = count_nodes(value ? value : &null_value);
+        size_t nodes = ao_json_count_nodes(value ? value : &null_value);
         c.max_steps = nodes > SIZE_MAX / AO_SCHEMA_STEPS_FACTOR ? SIZE_MAX : nodes * AO_SCHEMA_STEPS_FACTOR;
         c.max_steps = AO_MAX(c.max_steps, (size_t) AO_SCHEMA_STEPS_MIN);
         c.mp = onig_new_match_param();

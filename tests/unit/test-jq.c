@@ -16,6 +16,7 @@
 
 #include "../tap.h"
 #include "ao/jq.h"
+#include "ao/strbuf.h"
 #include "ao/yaml.h"
 
 static const char pod[] = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
@@ -156,11 +157,15 @@ static void test_errors(struct ao_jq_cache *c)
               "ERR -22: jqFilter '\\n.a |\\n\\t|': syntax error, unexpected '|' (Unix shell quoting issues?) "
               "at "
               "<top-level>, line 3");
-        check(c, "repeat(1)", pod, "ERR -7: jqFilter 'repeat(1)': more than 100000 results");
+        check(c, "repeat(1)", pod,
+              "ERR -7: jqFilter 'repeat(1)': results of more than 5000 nodes (4 times the input, at least "
+              "5000)");
         /* the program is usable after each of these */
         check(c, "error(\"boom\")", "{}", "ERR -22: jqFilter 'error(\"boom\")': boom");
         check(c, "try error(\"x\") catch ., .a", "{\"a\":2}", "[\"x\",2]");
-        check(c, "repeat(1)", "null", "ERR -7: jqFilter 'repeat(1)': more than 100000 results");
+        check(c, "repeat(1)", "null",
+              "ERR -7: jqFilter 'repeat(1)': results of more than 5000 nodes (4 times the input, at least "
+              "5000)");
         check(c, "fromjson", "\"{\"",
               "ERR -22: jqFilter 'fromjson': Unfinished JSON term at EOF at line 1, column 1 (while parsing "
               "'{')");
@@ -336,6 +341,44 @@ static void test_check(void)
         tap_is_str(tiny, "syntax ", "check: the reason is cut to fit");
 }
 
+/* What the results of one run may hold: 4 times the input's nodes, at least 5000. */
+static void test_output_budget(struct ao_jq_cache *c)
+{
+        struct ao_strbuf sb = {0};
+        ao_strbuf_append(&sb, "[0");
+        for (int i = 1; i < 5000; i++)
+                ao_strbuf_append(&sb, ",0");
+        ao_strbuf_append(&sb, "]");
+        cJSON *input = cJSON_Parse(ao_strbuf_str(&sb)), *result = NULL;
+        struct ao_error err = {0};
+
+        /* 5001 nodes in, 20004 out: three copies of the elements (15000 nodes) fit, two objects each (25000) do not. */
+        tap_is_int(ao_jq_apply(c, ".[], .[], .[]", input, &result, NULL, &err), 0,
+                   "output budget: 15000 nodes fit");
+        tap_is_int(cJSON_GetArraySize(result), 15000, "output budget: all of them");
+        cJSON_Delete(result);
+        tap_is_int(ao_jq_apply(c, ".[] | {a: ., b: .}, {c: .}", input, &result, NULL, &err), -E2BIG,
+                   "output budget: relative to the input");
+        tap_is_str(
+            err.msg,
+            "jqFilter '.[] | {a: ., b: .}, {c: .}': results of more than 20004 nodes (4 times the input, at "
+            "least 5000)",
+            "output budget: relative to the input: message");
+        cJSON_Delete(input);
+        input = cJSON_CreateObject();
+        tap_is_int(ao_jq_apply(c, "range(5000)", input, &result, NULL, &err), 0,
+                   "output budget: range(5000) fits in the floor");
+        cJSON_Delete(result);
+        tap_is_int(ao_jq_apply(c, "range(5001)", input, &result, NULL, &err), -E2BIG,
+                   "output budget: the floor for a small input");
+        tap_is_str(
+            err.msg,
+            "jqFilter 'range(5001)': results of more than 5000 nodes (4 times the input, at least 5000)",
+            "output budget: the floor for a small input: message");
+        cJSON_Delete(input);
+        ao_strbuf_done(&sb);
+}
+
 int main(void)
 {
         struct ao_jq_cache *c = ao_jq_cache_new();
@@ -347,6 +390,7 @@ int main(void)
         test_long_filter(c);
         test_depth(c);
         test_built_input(c);
+        test_output_budget(c);
         ao_jq_cache_free(c);
         test_cache();
         test_check();
