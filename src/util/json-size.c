@@ -2,14 +2,20 @@
 #include "ao/json-size.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
 
-size_t ao_json_count_nodes(const cJSON *json)
+static size_t string_bytes(const cJSON *json)
 {
-        size_t nodes = 1, depth = 0, cap = 16;
+        return cJSON_IsString(json) && json->valuestring ? strlen(json->valuestring) : 0;
+}
+
+size_t ao_json_count(const cJSON *json, size_t *ret_string_bytes)
+{
+        size_t nodes = 1, bytes = string_bytes(json), depth = 0, cap = 16;
         const cJSON **stack =
             ao_xreallocarray(NULL, cap, sizeof(*stack)); /* per open container: its next child */
 
@@ -23,6 +29,7 @@ size_t ao_json_count_nodes(const cJSON *json)
                 }
                 stack[depth - 1] = c->next;
                 nodes++;
+                bytes += string_bytes(c);
                 if (!c->child)
                         continue;
                 if (depth == cap) {
@@ -32,5 +39,12 @@ size_t ao_json_count_nodes(const cJSON *json)
                 stack[depth++] = c->child;
         }
         free(stack);
+        if (ret_string_bytes)
+                *ret_string_bytes = bytes;
         return nodes;
+}
+
+size_t ao_json_count_nodes(const cJSON *json)
+{
+        return ao_json_count(json, NULL);
 }

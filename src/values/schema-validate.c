@@ -116,8 +116,8 @@ static bool charge(struct vctx *c, size_t n)
         char why[160];
         (void) snprintf(
             why, sizeof(why),
-            "validation stopped: the schema takes more than %zu steps for this value (%u per node of "
-            "the value, at least %u)",
+            "validation stopped: the schema takes more than %zu steps for this value (%u per node "
+            "and per 32 bytes of its strings, at least %u)",
             c->max_steps, AO_SCHEMA_STEPS_FACTOR, AO_SCHEMA_STEPS_MIN);
         abort_validation(c, why);
         return false;
@@ -934,8 +934,10 @@ int ao_schema_validate(const struct ao_schema *s, enum ao_schema_kind kind, cons
                 return 0;
         }
         c.doc = &s->docs[kind];
-        size_t nodes = ao_json_count_nodes(value ? value : &null_value);
-        c.max_steps = nodes > SIZE_MAX / AO_SCHEMA_STEPS_FACTOR ? SIZE_MAX : nodes * AO_SCHEMA_STEPS_FACTOR;
+        /* A regex search is charged a step per 32 bytes searched: long strings count as that many nodes. */
+        size_t bytes = 0, nodes = ao_json_count(value ? value : &null_value, &bytes);
+        size_t weight = nodes + bytes / 32;
+        c.max_steps = weight > SIZE_MAX / AO_SCHEMA_STEPS_FACTOR ? SIZE_MAX : weight * AO_SCHEMA_STEPS_FACTOR;
         c.max_steps = AO_MAX(c.max_steps, (size_t) AO_SCHEMA_STEPS_MIN);
         c.mp = onig_new_match_param();
         if (!c.mp)

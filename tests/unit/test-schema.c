@@ -678,8 +678,8 @@ static void test_paths_and_limits(void)
                   NULL);
         expect(s, AO_SCHEMA_CONFIG, "m",
                "{x: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-               "m: validation stopped: the schema takes more than 20000 steps for this value (4 per node of "
-               "the value, at least 20000)",
+               "m: validation stopped: the schema takes more than 20000 steps for this value (4 per node "
+               "and per 32 bytes of its strings, at least 20000)",
                "step budget: its floor for a small value");
         ao_schema_free(s);
 
@@ -695,8 +695,8 @@ static void test_paths_and_limits(void)
                 ao_strbuf_append(&v, ",0");
         ao_strbuf_append(&v, "]}");
         expect(s, AO_SCHEMA_CONFIG, "m", ao_strbuf_str(&v),
-               "m: validation stopped: the schema takes more than 24172 steps for this value (4 per node of "
-               "the value, at least 20000)",
+               "m: validation stopped: the schema takes more than 24172 steps for this value (4 per node "
+               "and per 32 bytes of its strings, at least 20000)",
                "step budget: 4 per node of a larger value");
         ao_strbuf_done(&v);
         ao_schema_free(s);
@@ -710,9 +710,21 @@ static void test_paths_and_limits(void)
                "{x: [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0,"
                " [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, x]"
                "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-               "m: validation stopped: the schema takes more than 20000 steps for this value (4 per node of "
-               "the value, at least 20000)",
+               "m: validation stopped: the schema takes more than 20000 steps for this value (4 per node "
+               "and per 32 bytes of its strings, at least 20000)",
                "step budget through additionalItems");
+        ao_schema_free(s);
+
+        /* A long string searched by a pattern is charged a step per 32 bytes, and counts as much in the budget. */
+        s = build("{type: object, properties: {a: {type: string, pattern: '^[a-z ]*$'}}}", NULL);
+        ao_strbuf_append(&v, "{a: '");
+        for (int i = 0; i < 300000; i++)
+                ao_strbuf_append(&v, "ab ");
+        ao_strbuf_append(&v, "'}");
+        char *long_errors = check(s, AO_SCHEMA_CONFIG, "m", ao_strbuf_str(&v), &r);
+        tap_is_str(long_errors, "", "step budget: a 900 KB string searched by a pattern fits");
+        free(long_errors);
+        ao_strbuf_done(&v);
         ao_schema_free(s);
 
         /* Catastrophic backtracking hits oniguruma's retry limit. */
