@@ -30,7 +30,7 @@
  * schemas take one or two steps per node (docs/SECURITY.md, "Budgets").
  */
 #define AO_SCHEMA_STEPS_FACTOR 4u
-#define AO_SCHEMA_STEPS_MIN    20000u
+#define AO_SCHEMA_STEPS_MIN    10000u
 /*
  * Backtracking steps for one regex search (oniguruma's retry limits): a pattern that backtracks
  * without end on some string gives up after about a millisecond ("matching '...' takes too long").

@@ -678,8 +678,8 @@ static void test_paths_and_limits(void)
                   NULL);
         expect(s, AO_SCHEMA_CONFIG, "m",
                "{x: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-               "m: validation stopped: the schema takes more than 20000 steps for this value (4 per node "
-               "and per 32 bytes of its strings, at least 20000)",
+               "m: validation stopped: the schema takes more than 10000 steps for this value (4 per node "
+               "and per 32 bytes of its strings, at least 10000)",
                "step budget: its floor for a small value");
         ao_schema_free(s);
 
@@ -696,7 +696,7 @@ static void test_paths_and_limits(void)
         ao_strbuf_append(&v, "]}");
         expect(s, AO_SCHEMA_CONFIG, "m", ao_strbuf_str(&v),
                "m: validation stopped: the schema takes more than 24172 steps for this value (4 per node "
-               "and per 32 bytes of its strings, at least 20000)",
+               "and per 32 bytes of its strings, at least 10000)",
                "step budget: 4 per node of a larger value");
         ao_strbuf_done(&v);
         ao_schema_free(s);
@@ -710,8 +710,8 @@ static void test_paths_and_limits(void)
                "{x: [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0,"
                " [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, x]"
                "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-               "m: validation stopped: the schema takes more than 20000 steps for this value (4 per node "
-               "and per 32 bytes of its strings, at least 20000)",
+               "m: validation stopped: the schema takes more than 10000 steps for this value (4 per node "
+               "and per 32 bytes of its strings, at least 10000)",
                "step budget through additionalItems");
         ao_schema_free(s);
 
