@@ -43,7 +43,7 @@ struct cJSON;
  * to what it is applied to (docs/SECURITY.md, "Budgets").
  */
 #define AO_JSONPATCH_WORK_FACTOR 4u
-#define AO_JSONPATCH_WORK_MIN    65536u
+#define AO_JSONPATCH_WORK_MIN    32768u
 
 enum ao_jsonpatch_op_type {
         AO_JSONPATCH_ADD,

@@ -38,7 +38,7 @@ struct cJSON;
  * (AO_YAML_ALIAS_BYTES_MIN at least): a document costs at most about that many times what its
  * text alone would (docs/SECURITY.md, "Budgets").
  */
-#define AO_YAML_ALIAS_FACTOR    8u
+#define AO_YAML_ALIAS_FACTOR    4u
 #define AO_YAML_ALIAS_NODES_MIN 10000u
 #define AO_YAML_ALIAS_BYTES_MIN (1024u * 1024)
 /*

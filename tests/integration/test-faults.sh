@@ -95,7 +95,7 @@ echo "copies: run done"'
 start "$work/copies"
 op_wait_for '"msg":"first converge done'
 ok $? "copy budget: the operator goes on and converges"
-like "$OP_LOG" "hook 'hooks/a.sh': values patch: operation 13 \\(copy /global/x/c12\\): the patch would copy, walk or step over more than 65536 nodes \\(4 times the document and the patch, at least 65536\\)" \
+like "$OP_LOG" "hook 'hooks/a.sh': values patch: operation 12 \\(copy /global/x/c11\\): the patch would copy, walk or step over more than 32768 nodes \\(4 times the document and the patch, at least 32768\\)" \
         "copy budget: the error names the hook, the operation and the budget"
 like "$OP_LOG" "task 'GlobalHookRun:onStartup:hooks/a.sh' failed \\(1 in a row\\), retrying" "copy budget: the run is retried"
 is "$(grep -c '"msg":"copies: run done"' <<<"$OP_LOG")" 2 "copy budget: the retry runs and succeeds"

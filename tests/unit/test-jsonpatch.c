@@ -566,7 +566,7 @@ static void test_copy_budget(void)
 
         /*
          * 1002 nodes, doubled by every copy of the whole document; with the patch's 81 nodes the
-         * budget is its floor, 65536: operations 0-5 copy 63126 nodes, operation 6 would copy 64128.
+         * budget is its floor, 32768: operations 0-4 copy 31062 nodes, operation 5 would copy 32064.
          */
         ao_strbuf_append(&doc, "{\"a\":[0");
         for (int i = 1; i < 1000; i++)
@@ -577,8 +577,8 @@ static void test_copy_budget(void)
         text = patch_json(ao_strbuf_str(&doc), ao_strbuf_str(&patch), 0, &err, &r);
         tap_is_int(r, -E2BIG, "copies are capped");
         tap_is_str(err.msg,
-                   "operation 6 (copy /c6): the patch would copy, walk or step over more than 65536 nodes (4 "
-                   "times the document and the patch, at least 65536)",
+                   "operation 5 (copy /c5): the patch would copy, walk or step over more than 32768 nodes (4 "
+                   "times the document and the patch, at least 32768)",
                    "copies are capped at the floor: message");
         free(text);
 
@@ -599,7 +599,7 @@ static void test_copy_budget(void)
         tap_is_str(
             err.msg,
             "operation 4 (copy /c4): the patch would copy, walk or step over more than 120092 nodes (4 "
-            "times the document and the patch, at least 65536)",
+            "times the document and the patch, at least 32768)",
             "copies are capped relative to the document: message");
         free(text);
 
@@ -615,7 +615,7 @@ static void test_copy_budget(void)
         tap_is_str(
             err.msg,
             "operation 18 (move /a/x): the patch would copy, walk or step over more than 120332 nodes (4 "
-            "times the document and the patch, at least 65536)",
+            "times the document and the patch, at least 32768)",
             "moves down are charged to the budget: message");
         free(text);
         ao_strbuf_done(&doc);
