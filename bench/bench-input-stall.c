@@ -20,7 +20,10 @@
  * loop, move its call from `loop` to `prepare`.
  *
  * Usage: bench-input-stall [--corpus DIR] [--only NAME] [--made-only] [--corpus-only] [--reps N]
- * (DIR: the fuzz corpora, default fuzz/corpus from the source tree; NAME: a parser or made input).
+ *                          [--skip TEXT]... [--file PATH --parser NAME [--tenants N]]
+ * (DIR: the fuzz corpora, default fuzz/corpus from the source tree; NAME: a parser or made input;
+ * --skip leaves out the made inputs whose name holds TEXT; --file runs one file through one parser,
+ * against a store of N tenants for values-patch). Run from the source tree (bench/data/pod.json).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -1573,7 +1576,7 @@ static void run_made(const struct made_input *m)
         for (char *c = res.msg; *c; c++)
                 if (*c == '\n')
                         *c = ' ';
-        printf("%-56s %-15s %10s %9.3f %7.2f %7s  %.110s\n", m->name, m->parser, human_size(size, made.len),
+        printf("%-60s %-15s %10s %9.3f %7.2f %7s  %.110s\n", m->name, m->parser, human_size(size, made.len),
                res.ms, res.ms / GOAL_MS, multiple(mem, res.peak, made.len), res.msg);
         fflush(stdout);
         if (res.ms > worst_made_ms) {
@@ -1647,18 +1650,16 @@ static void teardown(void)
 int main(int argc, char **argv)
 {
         static const struct option options[] = {
-            {"corpus", required_argument, NULL, 'c'},
-            {"only", required_argument, NULL, 'o'},
-            {"made-only", no_argument, NULL, 'm'},
-            {"corpus-only", no_argument, NULL, 'C'},
-            {"reps", required_argument, NULL, 'r'},
-            {"file", required_argument, NULL, 'f'},
-            {"parser", required_argument, NULL, 'p'},
-            {"tenants", required_argument, NULL, 't'},
-            {0},
+            {"corpus", required_argument, NULL, 'c'}, {"only", required_argument, NULL, 'o'},
+            {"made-only", no_argument, NULL, 'm'},    {"corpus-only", no_argument, NULL, 'C'},
+            {"reps", required_argument, NULL, 'r'},   {"file", required_argument, NULL, 'f'},
+            {"parser", required_argument, NULL, 'p'}, {"tenants", required_argument, NULL, 't'},
+            {"skip", required_argument, NULL, 's'},   {0},
         };
         const char *corpus = "fuzz/corpus", *only = NULL, *file = NULL, *parser = NULL;
         size_t tenants = 0;
+        const char *skip[8];
+        size_t n_skip = 0;
         bool made_only = false, corpus_only = false;
         int opt;
         while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
@@ -1684,6 +1685,10 @@ int main(int argc, char **argv)
                 case 't':
                         tenants = (size_t) atol(optarg);
                         break;
+                case 's':
+                        if (n_skip < AO_ARRAY_SIZE(skip))
+                                skip[n_skip++] = optarg;
+                        break;
                 case 'r':
                         arg_reps = atoi(optarg);
                         if (arg_reps < 1)
@@ -1692,7 +1697,7 @@ int main(int argc, char **argv)
                 default:
                         fprintf(stderr,
                                 "usage: %s [--corpus DIR] [--only NAME] [--made-only] [--corpus-only] "
-                                "[--reps N]\n",
+                                "[--reps N] [--skip TEXT]... [--file PATH --parser NAME [--tenants N]]\n",
                                 argv[0]);
                         return 2;
                 }
@@ -1709,7 +1714,7 @@ int main(int argc, char **argv)
                 printf("\n");
         }
         if (!corpus_only) {
-                printf("%-56s %-15s %10s %9s %7s %7s  %s\n", "made input", "parser", "size", "ms", "x10ms",
+                printf("%-60s %-15s %10s %9s %7s %7s  %s\n", "made input", "parser", "size", "ms", "x10ms",
                        "heap/sz", "outcome");
                 for (size_t i = 0; i < AO_ARRAY_SIZE(made_inputs); i++)
                         if (!only || strcmp(only, made_inputs[i].name) == 0 ||
