@@ -1716,10 +1716,18 @@ int main(int argc, char **argv)
         if (!corpus_only) {
                 printf("%-60s %-15s %10s %9s %7s %7s  %s\n", "made input", "parser", "size", "ms", "x10ms",
                        "heap/sz", "outcome");
-                for (size_t i = 0; i < AO_ARRAY_SIZE(made_inputs); i++)
-                        if (!only || strcmp(only, made_inputs[i].name) == 0 ||
-                            strcmp(only, made_inputs[i].parser) == 0)
-                                run_made(&made_inputs[i]);
+                for (size_t i = 0; i < AO_ARRAY_SIZE(made_inputs); i++) {
+                        const struct made_input *m = &made_inputs[i];
+                        bool skipped = false;
+                        if (only && strcmp(only, m->name) != 0 && strcmp(only, m->parser) != 0)
+                                continue;
+                        for (size_t k = 0; k < n_skip; k++)
+                                skipped |= strstr(m->name, skip[k]) != NULL;
+                        if (skipped)
+                                printf("%-60s skipped (--skip)\n", m->name);
+                        else
+                                run_made(m);
+                }
         }
         if (!made_only)
                 printf("row: input stall, slowest corpus input|%.2f ms (%s)|10 ms goal|%.2f|<= 10 ms|%s\n",
