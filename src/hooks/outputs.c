@@ -101,8 +101,8 @@ static bool is_blank(const char *s)
         return s[strspn(s, " \t\r\n")] == '\0';
 }
 
-int outputs_read_event(struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
-                       struct ao_error *reterr)
+static int read_event(struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
+                      struct ao_error *reterr)
 {
         int r = read_patch(rd, OUTPUT_VALUES_PATCH, values_key, &o->values_patch, reterr);
         if (r >= 0)
@@ -136,7 +136,7 @@ static int parse_enabled(const char *text, bool *ret)
         return 0;
 }
 
-int outputs_read_enabled(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
+static int read_enabled(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
@@ -163,9 +163,22 @@ int outputs_read_enabled(struct run_dir *rd, struct ao_hook_outcome *o, struct a
         return 0;
 }
 
-int outputs_read_config(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
+static int read_config(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
 {
         return workspace_read(rd, OUTPUT_CONFIG, AO_HOOK_OUTPUT_MAX, &o->config_text, &o->config_len, reterr);
+}
+
+int outputs_read(enum ao_hook_run_mode mode, struct run_dir *rd, const char *values_key,
+                 struct ao_hook_outcome *o, struct ao_error *reterr)
+{
+        switch (mode) {
+        case AO_HOOK_RUN_CONFIG:
+                return read_config(rd, o, reterr);
+        case AO_HOOK_RUN_ENABLED:
+                return read_enabled(rd, o, reterr);
+        default:
+                return read_event(rd, values_key, o, reterr);
+        }
 }
 
 void outputs_done(struct ao_hook_outcome *o)

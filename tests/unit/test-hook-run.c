@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include "ao/proc.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
+#include "ao/worker.h"
 #include "ao/yaml.h"
 
 static int rm_rf(const char *path);
@@ -29,6 +31,7 @@ static int rm_rf(const char *path);
 static struct ao_reactor *reactor;
 static struct ao_proc *proc;
 static struct ao_hook_runner *runner;
+static struct ao_worker *worker; /* where the runners read outputs, as in the operator */
 static char scratch[] = "/tmp/test-hook-run.XXXXXX";
 
 struct result {
@@ -689,7 +692,8 @@ static void test_keep_files_and_stale_dirs(void)
         (void) mkdir(foreign, 0700);
 
         struct ao_hook_runner *keeper = NULL;
-        struct ao_hook_runner_options opt = {.tmp_dir = base, .tmp_dir_explicit = true, .keep_files = true};
+        struct ao_hook_runner_options opt = {
+            .tmp_dir = base, .tmp_dir_explicit = true, .keep_files = true, .worker = worker};
         struct ao_error err = {0};
         tap_is_int(ao_hook_runner_new(proc, &opt, &keeper, &err), 0, "keep: runner created (%s)", err.msg);
         tap_ok(access(stale, F_OK) < 0, "stale: the directory of an exited operator is removed");
@@ -713,6 +717,104 @@ static void test_keep_files_and_stale_dirs(void)
         ao_hook_runner_free(keeper);
         tap_ok(access(dir, F_OK) == 0, "keep: the private directory stays after free");
         free(dir), free(hook), free(stale), free(stale_file), free(foreign), free(base);
+}
+
+/* A job that holds the pool's thread until the test posts @release. */
+struct blocker {
+        sem_t started, release;
+        bool done;
+};
+
+static void blocker_run(void *data)
+{
+        struct blocker *b = data;
+        sem_post(&b->started);
+        while (sem_wait(&b->release) < 0)
+                ;
+}
+
+static void blocker_done(void *data, bool cancelled)
+{
+        ((struct blocker *) data)->done = true;
+}
+
+static void block_pool(struct blocker *b)
+{
+        *b = (struct blocker){0};
+        sem_init(&b->started, 0, 0);
+        sem_init(&b->release, 0, 0);
+        if (ao_worker_submit(worker, blocker_run, blocker_done, b, NULL) < 0)
+                tap_bail("submit");
+        while (sem_wait(&b->started) < 0)
+                ;
+}
+
+static void unblock_pool(struct blocker *b)
+{
+        sem_post(&b->release);
+        uint64_t give_up = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
+        while (ao_worker_pending(worker) > 0 && ao_clock_now_usec() < give_up)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
+        sem_destroy(&b->started);
+        sem_destroy(&b->release);
+}
+
+/* Run the loop until the hook exited and its outputs wait in the pool behind the blocker. */
+static void run_until_outputs_queued(void)
+{
+        uint64_t give_up = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
+        while (ao_worker_pending(worker) < 2 && ao_clock_now_usec() < give_up)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
+        if (ao_worker_pending(worker) < 2)
+                tap_bail("the run's outputs never reached the pool");
+}
+
+/*
+ * The outputs are read on the pool: the outcome waits for them while the loop goes on, and a
+ * runner freed meanwhile drops the run without a callback, its directory and what was read.
+ */
+static void test_outputs_off_the_loop(void)
+{
+        char *hook =
+            make_hook("offload.sh", "echo '[{\"op\":\"add\",\"path\":\"/global/big\",\"value\":1}]' > "
+                                    "\"$VALUES_JSON_PATCH_PATH\"");
+        struct ao_hook_run_request req = {.mode = AO_HOOK_RUN_EVENT, .path = hook};
+        struct result r = {0};
+        struct blocker b;
+        block_pool(&b);
+        req.on_done = on_done;
+        req.userdata = &r;
+        req.hook_name = "hooks/offload.sh";
+        struct ao_error err = {0};
+        tap_is_int(ao_hook_run_start(runner, &req, &err), 0, "offload: started (%s)", err.msg);
+        run_until_outputs_queued();
+        tap_ok(!r.done, "offload: the hook exited, its outcome waits for the outputs to be read");
+        tap_is_int(ao_hook_runner_active(runner), 1, "offload: the run is still active meanwhile");
+        unblock_pool(&b);
+        tap_ok(r.done && r.ok, "offload: done once the pool read them (%s)", r.error);
+        tap_is_str(r.values_patch, "[{\"op\":\"add\",\"path\":\"/global/big\",\"value\":1}]",
+                   "offload: the patch as written");
+        tap_is_int(ao_hook_runner_active(runner), 0, "offload: the run is over");
+        result_done(&r);
+
+        struct ao_hook_runner *doomed = NULL;
+        char *tmp = ao_xasprintf("%s/doomed-tmp", scratch);
+        struct ao_hook_runner_options opt = {.tmp_dir = tmp, .tmp_dir_explicit = true, .worker = worker};
+        if (ao_hook_runner_new(proc, &opt, &doomed, &err) < 0)
+                tap_bail(err.msg);
+        char *dir = ao_xstrdup(ao_hook_runner_dir(doomed));
+        r = (struct result){0};
+        block_pool(&b);
+        tap_is_int(ao_hook_run_start(doomed, &req, &err), 0, "offload: started on a second runner");
+        run_until_outputs_queued();
+        doomed = ao_hook_runner_free(doomed);
+        tap_ok(access(dir, F_OK) < 0, "offload: the freed runner's directory is gone");
+        unblock_pool(&b);
+        tap_ok(!r.done, "offload: a run dropped with its runner is never reported");
+        tap_is_int(ao_worker_pending(worker), 0, "offload: its job was done, cancelled");
+        free(dir);
+        free(tmp);
+        free(hook);
 }
 
 static void test_sandboxed(void)
@@ -766,8 +868,10 @@ int main(void)
                 tap_bail(err.msg);
         setenv("FROM_OPERATOR", "yes", 1);
         setenv("VALUES_PATH", "/must/not/leak", 1);
+        if (ao_worker_new(reactor, 1, &worker, &err) < 0)
+                tap_bail(err.msg);
         char *tmp = ao_xasprintf("%s/default-tmp", scratch);
-        struct ao_hook_runner_options opt = {.tmp_dir = tmp};
+        struct ao_hook_runner_options opt = {.tmp_dir = tmp, .worker = worker};
         if (ao_hook_runner_new(proc, &opt, &runner, &err) < 0)
                 tap_bail(err.msg);
 
@@ -780,11 +884,13 @@ int main(void)
         test_reuse();
         test_keep_files_and_stale_dirs();
         test_sandboxed();
+        test_outputs_off_the_loop();
 
         char *dir = ao_xstrdup(ao_hook_runner_dir(runner));
         runner = ao_hook_runner_free(runner);
         tap_ok(access(dir, F_OK) < 0, "the private directory is removed at the end");
         free(dir);
+        worker = ao_worker_free(worker);
         proc = ao_proc_free(proc);
         reactor = ao_reactor_free(reactor);
         rm_rf(scratch);
