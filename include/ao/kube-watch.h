@@ -42,6 +42,7 @@ struct ao_watch_event {
         enum ao_watch_type type;
         struct cJSON *object;
         const char *resource_version; /* object.metadata.resourceVersion (points into @object), or NULL */
+        size_t size; /* bytes of its line: what parsing and freeing @object cost grows with */
 };
 
 /**

@@ -71,6 +71,14 @@ struct ao_worker *ao_worker_free(struct ao_worker *w);
 int ao_worker_submit(struct ao_worker *w, ao_worker_run_handler *run, ao_worker_done_handler *done,
                      void *data, struct ao_worker_job **ret_job);
 
+/**
+ * Free @data with @release on the pool: for a large structure (a parsed 16 MiB document) whose
+ * freeing alone would hold the loop for tens of ms. @data is the pool's from now on; @release
+ * runs exactly once, on a pool thread, or on the loop when the pool is freed first. Without a
+ * pool (@w NULL), at once.
+ */
+void ao_worker_release(struct ao_worker *w, ao_worker_run_handler *release, void *data);
+
 /** The job's owner goes away: done() comes with @cancelled true (see above). NULL is accepted. */
 void ao_worker_job_cancel(struct ao_worker_job *job);
 

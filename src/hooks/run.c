@@ -35,6 +35,11 @@
  * file and never held whole. malloc_trim costs a few ms on a large heap, against tens for the run.
  */
 #define TRIM_AFTER_INPUT (1024 * 1024)
+/*
+ * Outputs of this many bytes and more are freed on the worker pool once the done callback
+ * returned: freeing the tree of a 16 MiB patch holds a thread for tens of ms.
+ */
+#define RELEASE_OFF_LOOP (64 * 1024)
 
 extern char **environ;
 
@@ -70,6 +75,7 @@ struct hook_run {
         const struct ao_sandbox_profile *profile; /* borrowed: outlives the run, as for the proc layer */
         bool reusable;                            /* the run went cleanly: its directory may serve the next */
         size_t input_bytes;                       /* written into the inputs */
+        size_t output_bytes;                      /* read from the outputs */
         char stderr_tail[STDERR_TAIL_MAX];        /* the last line the hook wrote to stderr */
         ao_hook_done_handler *on_done;
         void *userdata;
@@ -127,6 +133,25 @@ int ao_hook_runner_new(struct ao_proc *proc, const struct ao_hook_runner_options
         return 0;
 }
 
+static void outcome_release(void *data)
+{
+        outputs_done(data);
+        free(data);
+}
+
+/* What the outcome still holds (the done callback may have taken parts): large, on the pool. */
+static void release_outcome(struct hook_run *run)
+{
+        if (run->output_bytes < RELEASE_OFF_LOOP || !run->runner->worker) {
+                outputs_done(&run->outcome);
+                return;
+        }
+        struct ao_hook_outcome *o = ao_xmalloc(sizeof(*o));
+        *o = run->outcome;
+        run->outcome = (struct ao_hook_outcome){.enabled = -1};
+        ao_worker_release(run->runner->worker, outcome_release, o);
+}
+
 static void run_free(struct hook_run *run)
 {
         struct ao_hook_runner *runner = run->runner;
@@ -142,7 +167,7 @@ static void run_free(struct hook_run *run)
         if (run->dir.path)
                 workspace_release_run_dir(&runner->workspace, &run->dir, run->key, run->profile,
                                           run->reusable);
-        outputs_done(&run->outcome);
+        release_outcome(run);
         free(run->hook_name);
         free(run->module);
         free(run->values_key);
@@ -431,13 +456,15 @@ struct output_job {
         char *values_key;               /* owned copy; NULL for global hooks */
         struct run_dir dir;             /* owned while the job is */
         struct ao_hook_outcome outcome; /* what was read, and why it could not be */
+        size_t bytes;                   /* the output files held */
         int r;
 };
 
 static void output_job_run(void *data)
 {
         struct output_job *job = data;
-        job->r = outputs_read(job->mode, &job->dir, job->values_key, &job->outcome, &job->outcome.error);
+        job->r = outputs_read(job->mode, &job->dir, job->values_key, &job->outcome, &job->bytes,
+                              &job->outcome.error);
 }
 
 static void output_job_done(void *data, bool cancelled)
@@ -453,6 +480,7 @@ static void output_job_done(void *data, bool cancelled)
                 job->outcome.result = run->outcome.result;
                 run->outcome = job->outcome;
                 run->outcome.ok = job->r >= 0;
+                run->output_bytes = job->bytes;
                 if (job->r < 0)
                         ao_error_prefix(&run->outcome.error, "hook '%s'", run->hook_name);
                 finish_run(run);

@@ -264,6 +264,15 @@ static size_t on_curl_write(char *data, size_t size, size_t n, void *userdata)
                 r->body_too_big = true;
                 return 0;
         }
+        /*
+         * A body whose length the server announced gets its buffer at once: growing it by doubling
+         * copies up to half of it at each step, tens of ms in one go for a list of 100 MB.
+         */
+        curl_off_t announced = -1;
+        if (r->response.cap == 0 &&
+            curl_easy_getinfo(r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) == CURLE_OK &&
+            announced > 0 && (uint64_t) announced <= AO_KUBE_BODY_MAX)
+                ao_strbuf_reserve(&r->response, (size_t) announced);
         ao_strbuf_append_n(&r->response, data, len);
         return len;
 }

@@ -167,6 +167,12 @@ static void stored_free(void *p)
         free(p);
 }
 
+/* A parsed tree freed on the worker pool (ao_worker_release()). */
+static void tree_release(void *data)
+{
+        cJSON_Delete(data);
+}
+
 static const char *json_string_at(const cJSON *obj, const char *a, const char *b)
 {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(obj, a);
@@ -496,6 +502,8 @@ static void take_list_page(struct informer *inf, struct ao_kube_list *list)
         take_page(inf, list->items);
         if (last_page)
                 list_finished(inf, list->resource_version);
+        /* A page may be hundreds of MiB of objects: their tree is freed on the pool. */
+        ao_worker_release(inf->reg->options.worker, tree_release, TAKE_PTR(list->items));
         ao_kube_list_done(list);
 }
 
@@ -653,6 +661,15 @@ static void apply_event(struct informer *inf, enum ao_watch_type type, const cJS
         free(key);
 }
 
+/* Free a parsed object: one of a long event on the pool (tens of ms for a 16 MiB tree), others here. */
+static void release_object(struct informer *inf, cJSON *obj, size_t size)
+{
+        if (size >= WATCH_OFFLOAD_MIN)
+                ao_worker_release(inf->reg->options.worker, tree_release, obj);
+        else
+                cJSON_Delete(obj);
+}
+
 static int on_watch_event(struct ao_watch_event *ev, void *userdata)
 {
         struct informer *inf = userdata;
@@ -663,7 +680,7 @@ static int on_watch_event(struct ao_watch_event *ev, void *userdata)
                 else
                         ao_error_set(&inf->stream_error, -EPROTO, "ERROR event: %s",
                                      st.message && *st.message ? st.message : "(no message)");
-                cJSON_Delete(ev->object);
+                release_object(inf, ev->object, ev->size);
                 return -1; /* nothing after an ERROR event is trusted */
         }
         if (ev->resource_version && *ev->resource_version) {
@@ -673,7 +690,7 @@ static int on_watch_event(struct ao_watch_event *ev, void *userdata)
         if (ev->type != AO_WATCH_EVENT_BOOKMARK)
                 apply_event(inf, ev->type, ev->object);
         inf->failures = 0; /* the watch works: the next failure starts the back-off afresh */
-        cJSON_Delete(ev->object);
+        release_object(inf, ev->object, ev->size);
         return 0;
 }
 

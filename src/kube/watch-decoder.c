@@ -194,6 +194,7 @@ static int unwrap(size_t ordinal, cJSON *root, const char *line, size_t len, str
             .type = t,
             .object = cJSON_DetachItemViaPointer(root, object),
             .resource_version = resource_version_of(object),
+            .size = len,
         };
         return 0;
 }

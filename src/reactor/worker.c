@@ -12,6 +12,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "ao/alloc.h"
 #include "ao/macro.h"
@@ -81,9 +84,27 @@ static void list_move(struct job_list *to, struct job_list *from)
 
 /* ---- the threads ----------------------------------------------------------------------------- */
 
+/*
+ * Below the loop's priority: where the two share a CPU (a pod with one, a busy node) the loop
+ * takes it when it has work, and the job goes on in the loop's idle time. The nice value is a
+ * thread's own on Linux (setpriority(2)); raising it needs no privilege.
+ */
+#define WORKER_NICE_INCREMENT 10
+
+static void lower_priority(void)
+{
+        pid_t tid = (pid_t) syscall(SYS_gettid);
+        errno = 0;
+        int nice = getpriority(PRIO_PROCESS, (id_t) tid);
+        if (nice == -1 && errno != 0)
+                return;
+        (void) setpriority(PRIO_PROCESS, (id_t) tid, AO_MIN(nice + WORKER_NICE_INCREMENT, 19));
+}
+
 static void *thread_main(void *userdata)
 {
         struct ao_worker *w = userdata;
+        lower_priority();
         pthread_mutex_lock(&w->lock);
         for (;;) {
                 while (!w->stopping && !w->queued.head)
@@ -213,6 +234,36 @@ int ao_worker_submit(struct ao_worker *w, ao_worker_run_handler *run, ao_worker_
         if (ret_job)
                 *ret_job = job;
         return 0;
+}
+
+/* What ao_worker_release() submits: whether the thread got to it decides who frees. */
+struct release {
+        ao_worker_run_handler *release;
+        void *data;
+        bool released;
+};
+
+static void release_run(void *data)
+{
+        struct release *rel = data;
+        rel->release(rel->data);
+        rel->released = true;
+}
+
+static void release_done(void *data, bool cancelled)
+{
+        struct release *rel = data;
+        if (!rel->released) /* dropped by ao_worker_free() before a thread took it */
+                rel->release(rel->data);
+        free(rel);
+}
+
+void ao_worker_release(struct ao_worker *w, ao_worker_run_handler *release, void *data)
+{
+        struct release *rel = ao_xmalloc(sizeof(*rel));
+        *rel = (struct release){.release = release, .data = data};
+        if (ao_worker_submit(w, release_run, release_done, rel, NULL) < 0)
+                release_done(rel, true); /* the pool is being freed: here and now */
 }
 
 void ao_worker_job_cancel(struct ao_worker_job *job)

@@ -797,6 +797,24 @@ static void test_outputs_off_the_loop(void)
         tap_is_int(ao_hook_runner_active(runner), 0, "offload: the run is over");
         result_done(&r);
 
+        /* Outputs of 64 KiB and more: what the callback leaves of them is freed on the pool. */
+        char *big =
+            make_hook("offload-big.sh",
+                      "v=$(head -c 100000 /dev/zero | tr '\\0' a)\n"
+                      "printf '[{\"op\":\"add\",\"path\":\"/global/big\",\"value\":\"%s\"}]' \"$v\" > "
+                      "\"$VALUES_JSON_PATCH_PATH\"");
+        struct ao_hook_run_request big_req = {.mode = AO_HOOK_RUN_EVENT, .path = big};
+        run(&big_req, &r);
+        tap_ok(r.ok && r.values_patch && strlen(r.values_patch) > 100000, "offload: a 100 kB patch read (%s)",
+               r.error);
+        tap_is_int(ao_worker_pending(worker), 1, "offload: its outcome is being freed on the pool");
+        uint64_t give_up = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
+        while (ao_worker_pending(worker) > 0 && ao_clock_now_usec() < give_up)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
+        tap_is_int(ao_worker_pending(worker), 0, "offload: and then freed");
+        result_done(&r);
+        free(big);
+
         struct ao_hook_runner *doomed = NULL;
         char *tmp = ao_xasprintf("%s/doomed-tmp", scratch);
         struct ao_hook_runner_options opt = {.tmp_dir = tmp, .tmp_dir_explicit = true, .worker = worker};

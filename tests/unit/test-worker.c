@@ -181,6 +181,51 @@ static void test_cancel_from_done(void)
         w = ao_worker_free(w);
 }
 
+/* --- releasing off the loop ----------------------------------------------------------------------- */
+
+struct released {
+        int calls;
+        pthread_t thread;
+};
+
+static void release_it(void *data)
+{
+        struct released *r = data;
+        r->calls++;
+        r->thread = pthread_self();
+}
+
+static void test_release(void)
+{
+        struct ao_worker *w = worker_new(1);
+        struct released r = {0};
+        ao_worker_release(w, release_it, &r);
+        uint64_t deadline = ao_clock_now_usec() + DEADLINE_USEC;
+        while (ao_worker_pending(w) > 0 && ao_clock_now_usec() < deadline)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
+        tap_ok(r.calls == 1 && !pthread_equal(r.thread, loop_thread), "release: once, on a pool thread");
+
+        /* Queued behind a job that holds the thread when the pool is freed: released by the free. */
+        sem_t started, release;
+        sem_init(&started, 0, 0);
+        sem_init(&release, 0, 0);
+        struct job blocker = {.started = &started, .release = &release};
+        struct released late = {0};
+        (void) ao_worker_submit(w, job_run, job_done, &blocker, NULL);
+        while (sem_wait(&started) < 0)
+                ;
+        ao_worker_release(w, release_it, &late);
+        sem_post(&release); /* the blocker ends; whether the thread takes the release first or not */
+        w = ao_worker_free(w);
+        tap_is_int(late.calls, 1, "release: exactly once when the pool is freed with it queued or run");
+
+        struct released now = {0};
+        ao_worker_release(NULL, release_it, &now);
+        tap_ok(now.calls == 1 && pthread_equal(now.thread, loop_thread), "release without a pool: at once");
+        sem_destroy(&started);
+        sem_destroy(&release);
+}
+
 struct freeing {
         struct ao_worker *w;
         sem_t freed;
@@ -401,6 +446,7 @@ int main(void)
         test_cancel();
         test_cancel_from_done();
         test_free_with_jobs_pending();
+        test_release();
         test_loop_stays_responsive();
         test_two_threads();
         test_shutdown_waits();
