@@ -64,6 +64,7 @@ struct ao_sandbox_profile;
 struct ao_snapshot_source;
 struct ao_hook_runner;
 struct ao_worker;
+struct ao_object_patch_ops;
 
 #define AO_HOOK_OUTPUT_MAX (16u * 1024 * 1024) /* bytes read from any one output file */
 
@@ -87,6 +88,13 @@ struct ao_hook_outcome {
         struct ao_metric_ops metrics;      /* EVENT */
         char *kubernetes_patch;            /* EVENT: the raw file (NUL-terminated), NULL when empty */
         size_t kubernetes_patch_len;
+        /*
+         * EVENT: the kubernetes patch parsed with the other outputs (off the loop), NULL when it is
+         * empty or invalid; whether it is valid does not decide ok (the caller needs a cluster to
+         * use it), object_patches_error says why not (code 0 when it is).
+         */
+        struct ao_object_patch_ops *object_patches;
+        struct ao_error object_patches_error;
         int enabled;          /* ENABLED: 1 or 0 (-1 before the run finished) */
         char *enabled_reason; /* ENABLED: the reason file when the result is false, else NULL */
 };

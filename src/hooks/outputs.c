@@ -7,7 +7,9 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
+#include "ao/alloc.h"
 #include "ao/jsonpatch.h"
+#include "ao/object-patch.h"
 #include "ao/values.h"
 #include "workspace.h"
 
@@ -100,6 +102,17 @@ static int read_metrics(struct run_dir *rd, struct ao_metric_ops *ret, size_t *b
         return ao_metric_ops_parse(text, len, OUTPUT_METRICS, ret, reterr);
 }
 
+/* Parsed here, with the rest (off the loop): a 16 MiB stream of YAML objects takes a while. */
+static void parse_object_patches(struct ao_hook_outcome *o)
+{
+        struct ao_object_patch_ops *ops = ao_xcalloc(1, sizeof(*ops));
+        if (ao_object_patch_parse(o->kubernetes_patch, o->kubernetes_patch_len, ops,
+                                  &o->object_patches_error) < 0)
+                free(ops);
+        else
+                o->object_patches = ops;
+}
+
 static bool is_blank(const char *s)
 {
         return s[strspn(s, " \t\r\n")] == '\0';
@@ -124,6 +137,8 @@ static int read_event(struct run_dir *rd, const char *values_key, struct ao_hook
                 o->kubernetes_patch = NULL;
                 o->kubernetes_patch_len = 0;
         }
+        if (r >= 0 && o->kubernetes_patch)
+                parse_object_patches(o);
         return r;
 }
 
@@ -200,6 +215,10 @@ void outputs_done(struct ao_hook_outcome *o)
         cJSON_Delete(o->config_values_patch);
         ao_metric_ops_done(&o->metrics);
         free(o->kubernetes_patch);
+        if (o->object_patches) {
+                ao_object_patch_ops_done(o->object_patches);
+                free(o->object_patches);
+        }
         free(o->enabled_reason);
         *o = (struct ao_hook_outcome){.enabled = -1};
 }

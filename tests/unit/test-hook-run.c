@@ -20,9 +20,11 @@
 #include "ao/json-writer.h"
 #include "ao/jsonpatch.h"
 #include "ao/log.h"
+#include "ao/object-patch.h"
 #include "ao/proc.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
+#include "ao/strbuf.h"
 #include "ao/worker.h"
 #include "ao/yaml.h"
 
@@ -41,6 +43,8 @@ struct result {
         char error[AO_ERROR_MSG_MAX];
         char *config_text;
         char *values_patch, *config_values_patch, *metrics, *kubernetes_patch;
+        char *object_patches; /* "Delete Pod p, ..." as parsed by the runner, or NULL */
+        char object_patches_error[AO_ERROR_MSG_MAX];
         int enabled;
         char *enabled_reason;
 };
@@ -69,6 +73,16 @@ static void on_done(struct ao_hook_outcome *o, void *userdata)
         r->metrics = m && cJSON_GetArraySize(m) > 0 ? ao_json_canonical(m) : NULL;
         cJSON_Delete(m);
         r->kubernetes_patch = dup_or_null(o->kubernetes_patch);
+        if (o->object_patches) {
+                struct ao_strbuf b = {0};
+                for (size_t i = 0; i < o->object_patches->n; i++) {
+                        char *d = ao_object_patch_op_describe(&o->object_patches->items[i]);
+                        ao_strbuf_appendf(&b, "%s%s", i ? ", " : "", d);
+                        free(d);
+                }
+                r->object_patches = ao_strbuf_steal(&b);
+        }
+        snprintf(r->object_patches_error, sizeof(r->object_patches_error), "%s", o->object_patches_error.msg);
         r->enabled = o->enabled;
         r->enabled_reason = dup_or_null(o->enabled_reason);
 }
@@ -80,6 +94,7 @@ static void result_done(struct result *r)
         free(r->config_values_patch);
         free(r->metrics);
         free(r->kubernetes_patch);
+        free(r->object_patches);
         free(r->enabled_reason);
 }
 
@@ -252,6 +267,8 @@ static void test_event_protocol(void)
                    "event: metric operations");
         tap_is_str(r.kubernetes_patch, "{\"operation\":\"Delete\",\"kind\":\"Pod\",\"name\":\"p\"}\n",
                    "event: kubernetes patch handed over raw");
+        tap_is_str(r.object_patches, "Delete Pod p", "event: and parsed");
+        tap_is_str(r.object_patches_error, "", "event: without an error");
 
         struct {
                 const char *file, *want;
@@ -396,6 +413,24 @@ static void test_failures(void)
             "bad metric operation", NULL, "echo '{\"name\":\"m\",\"action\":\"bump\"}' > \"$METRICS_PATH\"",
             "hook 'hooks/test.sh': metrics.json:1:1: operation 0: unknown action 'bump' (expected add, set, "
             "observe or expire)");
+        struct ao_hook_run_request bad = {
+            .mode = AO_HOOK_RUN_EVENT,
+            .path =
+                make_hook("bad-kpatch.sh",
+                          "echo '{\"operation\":\"Explode\",\"kind\":\"Pod\"}' > \"$KUBERNETES_PATCH_PATH\""),
+        };
+        struct result br;
+        run(&bad, &br);
+        tap_ok(br.ok && br.kubernetes_patch && !br.object_patches,
+               "invalid kubernetes patch: the run is ok, the text is there, no operations");
+        tap_is_str(
+            br.object_patches_error,
+            "KUBERNETES_PATCH_PATH: operation 0: operation: 'Explode' is not one of Create, CreateOrUpdate, "
+            "CreateIfNotExists, Delete, DeleteInBackground, DeleteNonCascading, JQPatch, MergePatch, "
+            "JSONPatch",
+            "invalid kubernetes patch: why, naming the operation");
+        result_done(&br);
+        free((char *) bad.path);
         check_event("removed output files read as empty", NULL,
                     "rm \"$VALUES_JSON_PATCH_PATH\" \"$METRICS_PATH\"", "");
         check_event(
