@@ -1076,6 +1076,10 @@ static void blocker_done(void *data, bool cancelled)
 
 static void block_pool(struct blocker *b)
 {
+        /* Idle first: a job finished but not yet delivered (a tree being released) would count below. */
+        uint64_t idle_deadline = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
+        while (ao_worker_pending(worker) > 0 && ao_clock_now_usec() < idle_deadline)
+                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
         sem_init(&b->started, 0, 0);
         sem_init(&b->release, 0, 0);
         if (ao_worker_submit(worker, blocker_run, blocker_done, b, NULL) < 0)
