@@ -11,6 +11,7 @@
 #include "ao/json-parse.h"
 
 #include <cjson/cJSON.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,19 +82,29 @@ static bool in_object(const struct builder *b)
         return b->depth > 0 && cJSON_IsObject(b->open[b->depth - 1]);
 }
 
-static bool is_hex4(const char *s)
+/* The value of hex digit @c, or -1. */
+static int hex_digit(char c)
 {
-        for (size_t i = 0; i < 4; i++)
-                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
-                      (s[i] >= 'A' && s[i] <= 'F')))
-                        return false;
-        return true;
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
 }
 
-static unsigned hex4(const char *s)
+/* The four hex digits at @s as a number, or -1 when they are not four hex digits. */
+static long hex4(const char *s)
 {
-        char buf[5] = {s[0], s[1], s[2], s[3], '\0'};
-        return (unsigned) strtoul(buf, NULL, 16);
+        long v = 0;
+        for (size_t i = 0; i < 4; i++) {
+                int d = hex_digit(s[i]);
+                if (d < 0)
+                        return -1;
+                v = v << 4 | d;
+        }
+        return v;
 }
 
 /*
@@ -131,18 +142,17 @@ static size_t refused_in_string(const char *t, size_t from, size_t to, const cha
                 default:
                         return i;
                 }
-                if (to - i < 6 || !is_hex4(t + i + 2))
+                long first = to - i < 6 ? -1 : hex4(t + i + 2);
+                if (first < 0)
                         return i;
-                unsigned first = hex4(t + i + 2);
                 if (first < 0xD800 || first > 0xDFFF) {
                         i += 5;
                         continue;
                 }
                 *ret_reason = "invalid UTF-16 surrogate escape in a string";
-                if (first >= 0xDC00 || to - i < 12 || t[i + 6] != '\\' || t[i + 7] != 'u' ||
-                    !is_hex4(t + i + 8))
+                if (first >= 0xDC00 || to - i < 12 || t[i + 6] != '\\' || t[i + 7] != 'u')
                         return i;
-                unsigned second = hex4(t + i + 8);
+                long second = hex4(t + i + 8);
                 if (second < 0xDC00 || second > 0xDFFF)
                         return i;
                 i += 11;
@@ -150,13 +160,27 @@ static size_t refused_in_string(const char *t, size_t from, size_t to, const cha
         return NO_OFFSET;
 }
 
+/*
+ * Whether yajl's decoding of a string (@s, @len bytes) may come from a UTF-16 surrogate escape:
+ * it writes a pair, or a high half followed by any "\u", as four bytes (lead 0xF0-0xF4), a low
+ * half alone as three (lead 0xED), a high half alone as '?'. Text without those bytes needs no
+ * second look.
+ */
+static bool may_hold_surrogate(const unsigned char *s, size_t len)
+{
+        for (size_t i = 0; i < len; i++)
+                if (s[i] == '?' || s[i] == 0xED || s[i] >= 0xF0)
+                        return true;
+        return false;
+}
+
 /* The string yajl hands over as a C string (malloc'd; cut at a NUL from "\u0000", as cJSON's), or NULL. */
 static char *take_string(struct builder *b, const unsigned char *s, size_t len)
 {
         uintptr_t p = (uintptr_t) s, text = (uintptr_t) b->text;
 
-        if (p < text || p >= text + b->len) {
-                /* Decoded into yajl's buffer: the token had escapes, which cJSON reads more strictly. */
+        if ((p < text || p >= text + b->len) && may_hold_surrogate(s, len)) {
+                /* Decoded into yajl's buffer from escapes, which cJSON reads more strictly. */
                 size_t quote = skip_space(b, b->last_end);
                 if (quote < b->len && (b->text[quote] == ',' || b->text[quote] == ':'))
                         quote = skip_space(b, quote + 1);
@@ -187,10 +211,17 @@ static bool attach(struct builder *b, cJSON *node)
                 return true;
         }
         cJSON *parent = b->open[b->depth - 1];
-        if (cJSON_IsObject(parent))
+        if (parent->type == cJSON_Object)
                 node->string = TAKE_PTR(b->key);
-        /* Members and elements are the same list; cJSON appends in constant time (head->prev is the tail). */
-        (void) cJSON_AddItemToArray(parent, node);
+        /* Members and elements are one list, linked as cJSON links it: the head's prev is the tail. */
+        if (!parent->child) {
+                parent->child = node;
+        } else {
+                cJSON *tail = parent->child->prev;
+                tail->next = node;
+                node->prev = tail;
+        }
+        parent->child->prev = node;
         return true;
 }
 
@@ -373,6 +404,64 @@ static void locate(struct builder *b, bool at_end)
         b->error.at_end = at_end;
 }
 
+/*
+ * yajl's own blocks for one parse (its handle, lexer, state stack and the buffer it decodes
+ * escaped strings into: about 4.5 KB) come from the stack frame of the parse. From malloc() they
+ * would cost a dozen calls per parse, and the 2 KB buffer would make glibc merge every block freed
+ * since the last such request (it merges only when asked for 1 KB or more) inside the parse: the
+ * tree of the previous watch event, say. What does not fit comes from malloc().
+ */
+#define SCRATCH_SIZE 6144
+#define SCRATCH_UNIT sizeof(max_align_t)
+
+struct scratch {
+        size_t used; /* bytes handed out from buf */
+        _Alignas(max_align_t) unsigned char buf[SCRATCH_SIZE];
+};
+
+static bool in_scratch(const struct scratch *s, const void *p)
+{
+        uintptr_t at = (uintptr_t) p, buf = (uintptr_t) s->buf;
+        return at >= buf && at < buf + SCRATCH_SIZE;
+}
+
+/* A block of the scratch area starts with a unit holding its size (for realloc). */
+static void *scratch_malloc(void *ctx, size_t size)
+{
+        struct scratch *s = ctx;
+        size_t need = SCRATCH_UNIT + (size + SCRATCH_UNIT - 1) / SCRATCH_UNIT * SCRATCH_UNIT;
+
+        if (size > SCRATCH_SIZE || need > SCRATCH_SIZE - s->used)
+                return malloc(size);
+        unsigned char *block = s->buf + s->used;
+        s->used += need;
+        memcpy(block, &size, sizeof(size));
+        return block + SCRATCH_UNIT;
+}
+
+static void *scratch_realloc(void *ctx, void *p, size_t size)
+{
+        size_t old;
+
+        if (!p)
+                return scratch_malloc(ctx, size);
+        if (!in_scratch(ctx, p))
+                return realloc(p, size);
+        memcpy(&old, (unsigned char *) p - SCRATCH_UNIT, sizeof(old));
+        if (size <= old)
+                return p;
+        void *bigger = scratch_malloc(ctx, size);
+        if (bigger)
+                memcpy(bigger, p, old);
+        return bigger;
+}
+
+static void scratch_free(void *ctx, void *p)
+{
+        if (!in_scratch(ctx, p))
+                free(p);
+}
+
 /* Where the value starts: past what cJSON skips first. */
 static size_t value_start(const char *text, size_t len)
 {
@@ -391,12 +480,15 @@ cJSON *ao_json_parse(const char *text, size_t len, const char **ret_end, struct 
 {
         cJSON *open[AO_JSON_PARSE_MAX_DEPTH];
         struct builder b = {.text = text, .len = len, .open = open};
+        struct scratch scratch;
+        yajl_alloc_funcs allocator = {scratch_malloc, scratch_realloc, scratch_free, &scratch};
 
         if (!text) /* no text at all: an empty one */
                 b.text = "", b.len = 0;
 
         b.start = b.last_end = value_start(b.text, b.len);
-        b.yajl = yajl_alloc(&callbacks, NULL, &b);
+        scratch.used = 0;
+        b.yajl = yajl_alloc(&callbacks, &allocator, &b);
         if (!b.yajl) {
                 (void) fail(&b, 0, "out of memory");
         } else {
