@@ -27,12 +27,13 @@
  * NUL). A number at the top level ends where JSON's grammar ends it: "01" is 0 followed by the
  * caller's trailing byte "1".
  *
- * Errors name the byte offset cJSON named, so messages keep their file:line:column: the first
- * byte of the token that cannot continue the text (a value, ',' ':' or a closing bracket where
- * it does not fit; a malformed number or literal by its first byte), except that a key which is
- * not a string is named by the byte after its first, a string that is never closed by the byte
- * after its opening quote, and a refused escape by its backslash; a text that ends inside the
- * value gives its length (see ao_json_parse_error_byte()).
+ * Errors name the byte offset cJSON named (given the text and a NUL after it), so messages keep
+ * their file:line:column: the first byte of the token that cannot continue the text (a value,
+ * ',', ':' or a closing bracket where it does not fit; a malformed number or literal by its first
+ * byte), with three exceptions cJSON has: a key that is not a string is named by the byte after
+ * its first, a string that is never closed by the byte after its opening quote, and a refused
+ * escape by its backslash. A text that ends where more is due gives its length, which
+ * ao_json_parse_error_byte() turns into its last byte, as cJSON named it given the text alone.
  *
  * Non-logging; thread-safe (no global state: a worker thread may parse while the loop parses).
  */
