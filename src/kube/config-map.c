@@ -22,6 +22,7 @@
 #include "ao/config-data.h"
 #include "ao/config-map.h"
 #include "ao/informer.h"
+#include "ao/json-parse.h"
 #include "ao/jsonpatch.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
@@ -246,7 +247,7 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
         struct ao_config_map *cm = userdata;
         cm->write = NULL;
         if (resp->status == 200 || resp->status == 201) {
-                cJSON *obj = cJSON_ParseWithLength(resp->body, resp->len);
+                cJSON *obj = ao_json_parse_all(resp->body, resp->len, NULL);
                 const char *rv = meta_string(obj, "resourceVersion");
                 /* Our own write; the watch brings the same version, which then changes nothing. */
                 if (rv && (!cm->resource_version || strcmp(rv, cm->resource_version) != 0)) {
@@ -286,7 +287,7 @@ static void on_refetched(const struct ao_kube_response *resp, void *userdata)
         cm->write = NULL;
         struct ao_error err = {0};
         if (resp->status == 200 || resp->status == 404) {
-                cJSON *obj = resp->status == 200 ? cJSON_ParseWithLength(resp->body, resp->len) : NULL;
+                cJSON *obj = resp->status == 200 ? ao_json_parse_all(resp->body, resp->len, NULL) : NULL;
                 if (take_object(cm, obj, &err) < 0)
                         report_invalid(cm, &err);
                 cJSON_Delete(obj);

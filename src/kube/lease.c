@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "ao/alloc.h"
+#include "ao/json-parse.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
 #include "ao/lease.h"
@@ -150,7 +151,7 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
         l->request = NULL;
         if (resp->status == 200 || resp->status == 201) {
                 cJSON_Delete(l->last);
-                l->last = cJSON_ParseWithLength(resp->body, resp->len);
+                l->last = ao_json_parse_all(resp->body, resp->len, NULL);
                 became_leader(l);
         } else if (resp->status == 409) {
                 /* Someone else wrote first: they won this round. */
@@ -217,7 +218,7 @@ static void on_read(const struct ao_kube_response *resp, void *userdata)
                 write_lease(l, lease_body(l, NULL, l->identity, true), true);
                 return;
         }
-        cJSON *lease = resp->status == 200 ? cJSON_ParseWithLength(resp->body, resp->len) : NULL;
+        cJSON *lease = resp->status == 200 ? ao_json_parse_all(resp->body, resp->len, NULL) : NULL;
         if (!lease) {
                 char what[AO_ERROR_MSG_MAX + 32];
                 if (resp->status)

@@ -11,6 +11,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "ao/json-parse.h"
 #include "ao/strbuf.h"
 #include "internal.h"
 
@@ -48,7 +49,7 @@ bool proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream st
 {
         if (len < 2 || line[0] != '{' || memchr(line, '\0', len))
                 return false;
-        cJSON *obj = cJSON_ParseWithLength(line, len);
+        cJSON *obj = ao_json_parse_all(line, len, NULL);
         if (!cJSON_IsObject(obj)) {
                 cJSON_Delete(obj);
                 return false;

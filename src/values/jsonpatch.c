@@ -13,18 +13,18 @@
 
 #include "ao/alloc.h"
 #include "ao/input.h"
+#include "ao/json-parse.h"
 #include "ao/quote.h"
 #include "ao/string-table.h"
 
 /*
  * Parsing: the stream is walked one top-level value at a time with
- * cJSON_ParseWithLengthOpts(), which reports where each value ends. cJSON is
- * laxer than JSON in ways that would change meaning, so before a value is
- * accepted its text is scanned for what cJSON lets through silently: raw
- * control characters (cJSON skips any byte <= 0x20 as whitespace and copies
- * them into strings) and "\u0000", which cJSON decodes into a NUL that cuts
- * the string short ("/a\u0000b" would become "/a"). Objects with a key
- * twice are refused too: cJSON keeps both, Go's encoding/json the last.
+ * ao_json_parse(), which reports where each value ends. Before a value is
+ * accepted its text is scanned for "\u0000", which the parser decodes into a
+ * NUL that cuts the string short ("/a\u0000b" would become "/a"), and raw
+ * control characters, which the parser refuses as "invalid JSON" but which
+ * get their own message. Objects with a key twice are refused too: the
+ * parser keeps both, Go's encoding/json the last.
  *
  * Applying: the operations run on a copy of the document (cJSON_Duplicate)
  * that is swapped into the caller's root node at the end, so a failure
@@ -36,7 +36,7 @@
  * AO_JSONPATCH_MAX_DEPTH deep (with an iterative walk), so the working copy
  * never nests deeper than the caller's document or that limit, whichever is
  * more, and the recursion stays bounded. Values in the operations themselves
- * nest at most CJSON_NESTING_LIMIT (1000) deep, which bounds the recursion of
+ * nest at most AO_JSON_PARSE_MAX_DEPTH (1000) deep, which bounds the recursion of
  * equal() and find_duplicate_key().
  */
 
@@ -230,8 +230,11 @@ static size_t skip_space(const struct stream *s, size_t pos)
         return pos;
 }
 
-/* Refuse what cJSON accepted in [@start, @end) but JSON does not allow (see the top of the file). */
-static int check_text(const struct stream *s, size_t start, size_t end)
+/*
+ * Refuse by name what JSON does not allow in [@start, @end): raw control characters, and "\u0000"
+ * when @nul_escapes (see the top of the file).
+ */
+static int check_text(const struct stream *s, size_t start, size_t end, bool nul_escapes)
 {
         bool in_string = false;
         for (size_t i = start; i < end; i++) {
@@ -242,7 +245,7 @@ static int check_text(const struct stream *s, size_t start, size_t end)
                 if (c == '"') {
                         in_string = !in_string;
                 } else if (c == '\\' && in_string) {
-                        if (strncmp(s->text + i + 1, "u0000", 5) == 0)
+                        if (nul_escapes && strncmp(s->text + i + 1, "u0000", 5) == 0)
                                 return stream_fail(s, i, -EINVAL, "\\u0000 in a string is not supported");
                         i++;
                 }
@@ -279,11 +282,15 @@ static int parse_value(struct stream *s, size_t *pos)
 
         if (s->text[start] != '[' && s->text[start] != '{')
                 return stream_fail(s, start, -EINVAL, "expected an operation object or an array of them");
-        _cleanup_(json_deletep) cJSON *value =
-            cJSON_ParseWithLengthOpts(s->text + start, s->len - start, &end, 0);
-        if (!value)
-                return stream_fail(s, end ? (size_t) (end - s->text) : start, -EINVAL, "invalid JSON");
-        r = check_text(s, start, (size_t) (end - s->text));
+        struct ao_json_parse_error bad;
+        _cleanup_(json_deletep) cJSON *value = ao_json_parse(s->text + start, s->len - start, &end, &bad);
+        if (!value) {
+                size_t at = start + ao_json_parse_error_byte(&bad, s->len - start);
+                /* A raw control character up to there is the reason, and gets its own message. */
+                r = check_text(s, start, at + 1, false);
+                return r < 0 ? r : stream_fail(s, at, -EINVAL, "invalid JSON");
+        }
+        r = check_text(s, start, (size_t) (end - s->text), true);
         if (r < 0)
                 return r;
         *pos = (size_t) (end - s->text);
@@ -306,7 +313,7 @@ int ao_jsonpatch_parse(const char *text, size_t len, const char *filename, struc
         size_t pos = 0;
         int r;
 
-        /* cJSON reads some tokens with strncmp(), which needs the NUL after the text. */
+        /* check_text() looks ahead with strncmp(), which needs the NUL after the text. */
         r = ao_input_copy(text, len, AO_JSONPATCH_MAX_INPUT, s.name, "patch", &copy, &pos, reterr);
         if (r < 0)
                 return r;

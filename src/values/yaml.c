@@ -20,6 +20,7 @@
 
 #include "ao/alloc.h"
 #include "ao/input.h"
+#include "ao/json-parse.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 
@@ -1213,14 +1214,15 @@ int ao_yaml_load_stream_file(const char *path, struct cJSON **ret_array, struct 
 /* ---- JSON streams ------------------------------------------------------------------------------ */
 
 /*
- * A JSON stream is cut into values by a small scanner before cJSON sees any
- * of it (as src/metrics/operations.c does): it finds where each top-level
- * value ends, counts nodes and nesting against the YAML limits so cJSON
- * never builds more than they allow, and refuses what cJSON would let
- * through although JSON does not: raw control characters, "\u0000" (a NUL
- * that cuts the string short) and numbers outside JSON's grammar ("01",
- * "1.", which strtod() takes). Keys twice in one object are refused after
- * the parse, as the YAML loader refuses them.
+ * A JSON stream is cut into values by a small scanner before the parser
+ * (ao_json_parse()) sees any of it (as src/metrics/operations.c does): it
+ * finds where each top-level value ends, counts nodes and nesting against
+ * the YAML limits so the parser never builds more than they allow, and
+ * names what JSON does not allow more precisely than "invalid JSON": raw
+ * control characters, numbers outside JSON's grammar ("01", "1."), and
+ * "\u0000", which the parser takes but which would cut the string short at
+ * its NUL. Keys twice in one object are refused after the parse, as the
+ * YAML loader refuses them.
  */
 
 struct json_stream {
@@ -1331,7 +1333,7 @@ static int json_scan_value(struct json_stream *s, size_t pos, size_t *ret_end)
                         if (i == 0 || i > s->len)
                                 return json_fail(s, start, -EINVAL, "invalid number");
                 } else {
-                        /* true, false, null, or garbage for cJSON to refuse. */
+                        /* true, false, null, or garbage for the parser to refuse. */
                         i++;
                         while (i < s->len && t[i] >= 'a' && t[i] <= 'z')
                                 i++;
@@ -1378,6 +1380,7 @@ static const char *json_duplicate_key(const cJSON *json)
 static int json_parse_value(struct json_stream *s, cJSON *docs, size_t *pos)
 {
         const char *stop = NULL;
+        struct ao_json_parse_error bad;
         char what[256];
         size_t end = 0;
         int r = json_scan_value(s, *pos, &end);
@@ -1385,18 +1388,23 @@ static int json_parse_value(struct json_stream *s, cJSON *docs, size_t *pos)
         if (r < 0)
                 return r;
         if (r > 0) {
-                /* Cut short. cJSON may find an earlier error; with the NUL it is not clamped to the last byte. */
-                cJSON_Delete(cJSON_ParseWithLengthOpts(s->text + *pos, s->len + 1 - *pos, &stop, 0));
-                if (stop && stop < s->text + end)
-                        return json_fail(s, (size_t) (stop - s->text), -EINVAL, "invalid JSON");
+                /* Cut short. The parser may find an earlier error. */
+                cJSON *json = ao_json_parse(s->text + *pos, s->len - *pos, &stop, &bad);
+                size_t at = json ? (size_t) (stop - s->text) : *pos + bad.offset;
+                cJSON_Delete(json);
+                if (at < end)
+                        return json_fail(s, at, -EINVAL, "invalid JSON");
                 if (end < s->len)
                         return json_fail(s, end, -EINVAL, "unterminated string");
                 return json_fail(s, s->len, -EINVAL, "unexpected end of input");
         }
-        cJSON *json = cJSON_ParseWithLengthOpts(s->text + *pos, end - *pos, &stop, 0);
-        if (!json || stop != s->text + end) {
+        cJSON *json = ao_json_parse(s->text + *pos, end - *pos, &stop, &bad);
+        if (!json)
+                return json_fail(s, *pos + ao_json_parse_error_byte(&bad, end - *pos), -EINVAL,
+                                 "invalid JSON");
+        if (stop != s->text + end) {
                 cJSON_Delete(json);
-                return json_fail(s, stop ? (size_t) (stop - s->text) : *pos, -EINVAL, "invalid JSON");
+                return json_fail(s, (size_t) (stop - s->text), -EINVAL, "invalid JSON");
         }
         const char *dup = json_duplicate_key(json);
         if (dup) {
@@ -1417,7 +1425,7 @@ int ao_json_load_stream(const char *text, size_t len, const char *filename, stru
         cJSON *docs = NULL;
         size_t pos = 0;
 
-        /* The scanner and cJSON look a few bytes ahead, which the NUL terminator stops. */
+        /* The scanner looks a few bytes ahead, which the NUL terminator stops. */
         int r = ao_input_copy(text, len, AO_YAML_MAX_INPUT, s.filename, "input", &copy, &pos, reterr);
         if (r < 0)
                 return r;
