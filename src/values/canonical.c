@@ -136,8 +136,8 @@ static int compare_keyed(const void *a, const void *b)
         return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Open @node's level: its children, sorted by key (stable) for an object. */
-static void open_level(struct level *lv, const cJSON *node)
+/* Open @node's level: its children, for an object sorted by key (stable) unless @keep_order. */
+static void open_level(struct level *lv, const cJSON *node, bool keep_order)
 {
         size_t n = 0;
         for (const cJSON *c = node->child; c; c = c->next)
@@ -146,7 +146,7 @@ static void open_level(struct level *lv, const cJSON *node)
         if (n == 0)
                 return;
         lv->items = ao_xreallocarray(NULL, n, sizeof(*lv->items));
-        if (!lv->object) {
+        if (!lv->object || keep_order) {
                 size_t i = 0;
                 for (const cJSON *c = node->child; c; c = c->next)
                         lv->items[i++] = c;
@@ -225,6 +225,16 @@ static void flush(struct ao_json_writer *w)
         ao_strbuf_reset(&w->_buf);
 }
 
+/* Pretty printing: a line break and the indentation of @depth levels. */
+static void new_line(struct ao_json_writer *w, size_t depth)
+{
+        if (w->indent == 0)
+                return;
+        ao_strbuf_append_c(&w->_buf, '\n');
+        for (size_t i = 0; i < depth * w->indent; i++)
+                ao_strbuf_append_c(&w->_buf, ' ');
+}
+
 static void flush_if_full(struct ao_json_writer *w)
 {
         if (w->_fd >= 0 && w->_buf.len >= w->chunk)
@@ -256,7 +266,7 @@ void ao_json_write_with(struct ao_json_writer *w, const cJSON *json, ao_json_wri
                                 cap = cap ? 2 * cap : 16;
                                 stack = ao_xreallocarray(stack, cap, sizeof(*stack));
                         }
-                        open_level(&stack[depth], node);
+                        open_level(&stack[depth], node, w->keep_order);
                         ao_strbuf_append_c(sb, stack[depth].object ? '{' : '[');
                         depth++;
                 } else if (!node) {
@@ -274,12 +284,15 @@ void ao_json_write_with(struct ao_json_writer *w, const cJSON *json, ao_json_wri
                                 node = lv->items[lv->next];
                                 if (lv->next++ > 0)
                                         ao_strbuf_append_c(sb, ',');
+                                new_line(w, depth);
                                 if (lv->object) {
                                         append_string(sb, node->string ? node->string : "");
-                                        ao_strbuf_append_c(sb, ':');
+                                        ao_strbuf_append(sb, w->indent ? ": " : ":");
                                 }
                                 break;
                         }
+                        if (lv->n > 0)
+                                new_line(w, depth - 1);
                         ao_strbuf_append_c(sb, lv->object ? '}' : ']');
                         free(lv->items);
                         depth--;
@@ -318,6 +331,25 @@ char *ao_json_canonical(const struct cJSON *json)
 {
         struct ao_json_writer w;
         ao_json_writer_init(&w, -1);
+        ao_json_write(&w, json);
+        return ao_json_writer_steal(&w);
+}
+
+char *ao_json_print(const struct cJSON *json)
+{
+        struct ao_json_writer w;
+        ao_json_writer_init(&w, -1);
+        w.keep_order = true;
+        ao_json_write(&w, json);
+        return ao_json_writer_steal(&w);
+}
+
+char *ao_json_pretty(const struct cJSON *json)
+{
+        struct ao_json_writer w;
+        ao_json_writer_init(&w, -1);
+        w.keep_order = true;
+        w.indent = 2;
         ao_json_write(&w, json);
         return ao_json_writer_steal(&w);
 }
