@@ -718,6 +718,8 @@ static void tree_size(const cJSON *node, size_t *nodes, size_t *bytes)
         *nodes += 1;
         if (cJSON_IsString(node) && node->valuestring)
                 *bytes += strlen(node->valuestring);
+        if (ao_json_number_text(node))
+                *bytes += strlen(ao_json_number_text(node));
         for (const cJSON *c = node->child; c; c = c->next) {
                 if (cJSON_IsObject(node) && c->string) {
                         *nodes += 1;
@@ -884,6 +886,12 @@ static int apply_merges(struct loader *l, struct frame *f)
         return 0;
 }
 
+/* The bytes a scalar of @len bytes holds, as the alias limits count them (a number's text too). */
+static size_t scalar_bytes(const struct scalar *sc, size_t len)
+{
+        return sc->kind == KIND_STRING || sc->kind == KIND_TEXT ? len : 0;
+}
+
 static int on_scalar_key(struct loader *l, struct frame *p, const yaml_event_t *ev, const struct scalar *sc)
 {
         const char *anchor = (const char *) ev->data.scalar.anchor;
@@ -902,7 +910,7 @@ static int on_scalar_key(struct loader *l, struct frame *p, const yaml_event_t *
         if (!node)
                 return oom(l);
         (void) cJSON_AddItemToArray(l->graveyard, node);
-        return define_scalar_anchor(l, anchor, node, sc->kind == KIND_STRING ? len : 0);
+        return define_scalar_anchor(l, anchor, node, scalar_bytes(sc, len));
 }
 
 static int add_scalar(struct loader *l, const yaml_event_t *ev, const struct scalar *sc)
@@ -915,7 +923,7 @@ static int add_scalar(struct loader *l, const yaml_event_t *ev, const struct sca
         if (p && p->merge_key)
                 return merge_value_error(l, &ev->start_mark);
 
-        size_t bytes = sc->kind == KIND_STRING ? ev->data.scalar.length : 0;
+        size_t bytes = scalar_bytes(sc, ev->data.scalar.length);
         if ((r = count(l, 1, bytes, false, &ev->start_mark)) < 0)
                 return r;
         cJSON *node = create_node(sc);
