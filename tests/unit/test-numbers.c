@@ -140,6 +140,9 @@ static void test_format_shortest(void)
                         bits &= 0x800FFFFFFFFFFFFFULL; /* a subnormal */
                 else if (i % 10 == 1)
                         bits = (bits & 0x800FFFFFFFFFFFFFULL) | ((uint64_t) (1023 + 40 + i % 30) << 52);
+                else if (i % 10 == 2)
+                        bits = (bits & 0x800FFFFFFFFFFFFFULL) |
+                               ((uint64_t) (1 + i % 3) << 52); /* just above DBL_MIN */
                 double d;
                 memcpy(&d, &bits, sizeof(d));
                 if (!isfinite(d) || d == 0)
