@@ -76,8 +76,8 @@ static void test_format_table(void)
         for (size_t i = 0; i < AO_ARRAY_SIZE(cases); i++) {
                 char buf[AO_JSON_NUMBER_DOUBLE_MAX];
                 size_t n = ao_json_number_format_double(cases[i].d, buf);
-                tap_is_str(buf, cases[i].want, "format %s", cases[i].want);
-                tap_ok(n == strlen(buf), "format %s: length", cases[i].want);
+                tap_is_str(buf, cases[i].want, "format %a", cases[i].d);
+                tap_ok(n == strlen(buf), "format %a: length", cases[i].d);
         }
 }
 
