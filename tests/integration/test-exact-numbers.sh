@@ -229,7 +229,7 @@ json_checks() {
         printf '[{"op":"test","path":"/v/n2_53p1","value":9007199254740992}]\n' >"$work/test-differs.json"
         "$AO_BINARY" tool json-patch "$work/tool-patch.json" "$work/test-differs.json" >/dev/null 2>"$work/test-differs.err"
         is "$?:$(cat "$work/test-differs.err")" \
-                "1:$work/test-differs.json: operation 0: test failed: value differs" \
+                "1:operation 0 (test /v/n2_53p1): test failed: value differs" \
                 "tool json-patch: a test of 9007199254740992 against 9007199254740993 fails"
 }
 cm_data() { curl -sf "$api$cm_path" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"].get("nums", "<none>"))'; }
