@@ -181,17 +181,6 @@ static void path_pop(struct vctx *c, size_t len)
                 c->path.buf[len] = '\0';
 }
 
-/* Shortest of %.15g/%.16g/%.17g that reads back as @d. */
-static const char *fmt_number(char buf[static 32], double d)
-{
-        for (int prec = 15; prec <= 17; prec++) {
-                snprintf(buf, 32, "%.*g", prec, d);
-                if (strtod(buf, NULL) == d)
-                        break;
-        }
-        return buf;
-}
-
 /* 'string' for strings, canonical JSON for the rest. */
 static void append_value(struct ao_strbuf *sb, const cJSON *v)
 {
@@ -564,12 +553,19 @@ static void check_const(struct vctx *c, const cJSON *want, const cJSON *v)
         ao_strbuf_done(&text);
 }
 
-/* A bound for a message: its exact text when it has one (a double cannot show 2^63-1). */
-static const char *bound_text(char buf[static 32], const cJSON *bound)
+/* A bound for a message, as the values are printed: its exact text (2^63-1), or its double's. */
+static const char *bound_text(char buf[static AO_JSON_NUMBER_DOUBLE_MAX], const cJSON *bound)
 {
         const char *text = ao_json_number_text(bound);
+        double d = bound->valuedouble;
 
-        return text ? text : fmt_number(buf, bound->valuedouble);
+        if (text)
+                return text;
+        if (isfinite(d))
+                (void) ao_json_number_format_double(d, buf);
+        else
+                (void) snprintf(buf, AO_JSON_NUMBER_DOUBLE_MAX, "%g", d);
+        return buf;
 }
 
 /* Whether @v is above (@lower) or below @bound, or equal to it unless @strict; exact for any size. */
@@ -587,7 +583,7 @@ static void check_bound(struct vctx *c, const cJSON *s, const cJSON *v, bool low
         const char *kw = lower ? "minimum" : "maximum",
                    *xkw = lower ? "exclusiveMinimum" : "exclusiveMaximum";
         const cJSON *bound = get(s, kw), *excl = get(s, xkw);
-        char buf[32];
+        char buf[AO_JSON_NUMBER_DOUBLE_MAX];
 
         /* OpenAPI 3.0: a boolean next to minimum/maximum; JSON Schema draft 6+: the bound itself. */
         if (cJSON_IsNumber(bound)) {
@@ -636,7 +632,7 @@ static bool is_multiple(const cJSON *v, double m)
 static void check_number(struct vctx *c, const cJSON *s, const cJSON *v)
 {
         const cJSON *m = get(s, "multipleOf");
-        char buf[32];
+        char buf[AO_JSON_NUMBER_DOUBLE_MAX];
 
         check_bound(c, s, v, true);
         check_bound(c, s, v, false);
