@@ -23,6 +23,7 @@
 #include "ao/config-map.h"
 #include "ao/informer.h"
 #include "ao/json-parse.h"
+#include "ao/json-writer.h"
 #include "ao/jsonpatch.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
@@ -78,12 +79,12 @@ static void replay_ops(struct ao_config_map *cm, cJSON *data, const char *key, c
                 cJSON_AddItemToArray(one, cJSON_Duplicate(op, true));
                 struct ao_error err = {0};
                 if (ao_jsonpatch_apply(doc, one, 0, &err) < 0) {
-                        char *text = cJSON_PrintUnformatted(op);
+                        char *text = ao_json_print(op);
                         ao_log(
                             AO_LOG_WARN,
                             "config: ConfigMap %s: key '%s' was edited on the server before a config patch "
                             "was stored, and its operation %s no longer applies (%s): dropped",
-                            cm->display, key, text ? text : "?", err.msg);
+                            cm->display, key, text, err.msg);
                         free(text);
                         cJSON_Delete(cJSON_DetachItemViaPointer(ops, op));
                 }
@@ -362,7 +363,7 @@ static char *write_body(struct ao_config_map *cm, bool create)
                 cJSON_AddStringToObject(meta, "resourceVersion", cm->resource_version);
         }
         cJSON_AddItemToObject(body, "data", data);
-        char *text = cJSON_PrintUnformatted(body);
+        char *text = ao_json_print(body);
         cJSON_Delete(body);
         cJSON_Delete(values);
         return text;

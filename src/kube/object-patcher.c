@@ -13,6 +13,7 @@
 #include "ao/backoff.h"
 #include "ao/jq.h"
 #include "ao/json-parse.h"
+#include "ao/json-writer.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
 #include "ao/kube-watch.h"
@@ -133,7 +134,7 @@ static bool success(long status)
 static void send(struct ao_object_patch_run *run, const char *method, const char *path,
                  const char *content_type, const cJSON *body, ao_kube_done_handler *cb)
 {
-        char *text = body ? cJSON_PrintUnformatted(body) : NULL;
+        char *text = body ? ao_json_print(body) : NULL;
         struct ao_error err = {0};
         if (ao_kube_request(run->env.client, method, path, content_type, text, text ? strlen(text) : 0, cb,
                             run, &run->request, &err) < 0) {

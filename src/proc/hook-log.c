@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/json-parse.h"
+#include "ao/json-writer.h"
 #include "ao/strbuf.h"
 #include "internal.h"
 
@@ -36,7 +37,8 @@ static void add_member(struct record *r, const cJSON *item)
 {
         struct ao_strbuf name = {0};
         ao_strbuf_appendf(&name, "hook_%s", item->string);
-        char *value = cJSON_IsString(item) ? strdup(item->valuestring) : cJSON_PrintUnformatted(item);
+        /* Numbers as the hook wrote them: ao_json_print() keeps their exact text. */
+        char *value = cJSON_IsString(item) ? strdup(item->valuestring) : ao_json_print(item);
         if (!value) {
                 ao_strbuf_done(&name);
                 return;

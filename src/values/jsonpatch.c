@@ -13,6 +13,7 @@
 
 #include "ao/alloc.h"
 #include "ao/input.h"
+#include "ao/json-equal.h"
 #include "ao/json-parse.h"
 #include "ao/quote.h"
 #include "ao/string-table.h"
@@ -37,7 +38,7 @@
  * never nests deeper than the caller's document or that limit, whichever is
  * more, and the recursion stays bounded. Values in the operations themselves
  * nest at most AO_JSON_PARSE_MAX_DEPTH (1000) deep, which bounds the recursion of
- * equal() and find_duplicate_key().
+ * ao_json_equal() ("test") and find_duplicate_key().
  */
 
 #define SHOW_MAX   128 /* bytes of a user string quoted in an error, "..." included */
@@ -738,61 +739,13 @@ static int do_copy(struct patcher *p)
         return put(p, p->op->path, node);
 }
 
-static bool equal(const cJSON *a, const cJSON *b);
-
-/* Objects are equal when they have the same names with equal values, in any order (RFC 6902 §4.6). */
-static bool equal_objects(const cJSON *a, const cJSON *b)
-{
-        size_t n = count_children(b, SIZE_MAX);
-        bool same = true;
-
-        if (count_children(a, n + 1) != n)
-                return false;
-        if (n == 0)
-                return true;
-        const cJSON **x = sorted_members(a, n), **y = sorted_members(b, n);
-        for (size_t i = 0; i < n && same; i++)
-                same = compare_names(&x[i], &y[i]) == 0 && equal(x[i], y[i]);
-        free(x);
-        free(y);
-        return same;
-}
-
-static bool equal(const cJSON *a, const cJSON *b)
-{
-        if ((a->type & 0xFF) != (b->type & 0xFF))
-                return false;
-        switch (a->type & 0xFF) {
-        case cJSON_NULL:
-        case cJSON_True:
-        case cJSON_False:
-                return true;
-        case cJSON_Number:
-                return a->valuedouble == b->valuedouble; /* 1 and 1.0 are the same number */
-        case cJSON_String:
-        case cJSON_Raw:
-                return a->valuestring && b->valuestring && strcmp(a->valuestring, b->valuestring) == 0;
-        case cJSON_Array: {
-                const cJSON *x = a->child, *y = b->child;
-                for (; x && y; x = x->next, y = y->next)
-                        if (!equal(x, y))
-                                return false;
-                return !x && !y;
-        }
-        case cJSON_Object:
-                return equal_objects(a, b);
-        default:
-                return false;
-        }
-}
-
 static int do_test(struct patcher *p)
 {
         struct location loc;
         int r = locate(p, p->op->path, false, &loc);
         if (r < 0)
                 return r;
-        if (!equal(loc.node, p->op->value))
+        if (!ao_json_equal(loc.node, p->op->value))
                 return op_fail(p, -EINVAL, "test failed: value differs");
         return 0;
 }
