@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
+#include "ao/json-parse.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 #include "ao/string-table.h"
@@ -38,9 +39,9 @@
  * meanwhile, and the rest of the chunk that ended the line, waits in the backlog, undecoded, and
  * is decoded on resume: an event never overtakes one before it.
  *
- * cJSON is lax in ways the API server never exercises (raw control
- * characters in strings, duplicate keys): they are let through, as the
- * events come from the server and go to hooks as JSON again.
+ * Duplicate keys, which the API server never sends, are let through as the
+ * parser keeps them (ao/json-parse.h): the events come from the server and
+ * go to hooks as JSON again.
  */
 
 #define EXCERPT_MAX    64          /* bytes of a line quoted in an error, "..." included */
@@ -205,10 +206,11 @@ int ao_watch_event_parse(const char *line, size_t len, size_t ordinal, struct ao
         const char *end = NULL;
         cJSON *root;
 
-        root = cJSON_ParseWithLengthOpts(line, len, &end, false);
+        struct ao_json_parse_error bad;
+        root = ao_json_parse(line, len, &end, &bad);
         if (!root) {
-                /* cJSON points at or just after the offending byte (the last one when the text ran out). */
-                size_t at = end && end >= line && end <= line + len ? (size_t) (end - line) : 0;
+                /* The offending byte (the last one when the text ran out). */
+                size_t at = ao_json_parse_error_byte(&bad, len);
                 size_t from = at > CONTEXT_BEFORE ? at - CONTEXT_BEFORE : 0;
                 char buf[EXCERPT_MAX];
                 return ao_error_set(reterr, -EBADMSG, "watch event %zu: invalid JSON at byte %zu: '%s'",
