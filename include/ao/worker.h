@@ -25,7 +25,9 @@
  * @data for the owner to report (the logger is thread-safe, but messages must keep the
  * context of the hook or object they are about, which lives on the loop's thread).
  *
- * Threads: everything here is called on the loop's thread; run() alone runs elsewhere.
+ * Threads: everything here is called on the loop's thread; run() alone runs elsewhere. The
+ * pool's threads block every signal and run at nice +10 over the loop's, so that where the two
+ * share a CPU the loop takes it whenever it has work.
  */
 
 #include <stdbool.h>
