@@ -190,11 +190,7 @@ ok "$([ "$(input_checksum 1)" != "$(input_checksum "$(upgrades)")" ] && echo 0 |
         "helm: the input checksum differs"
 
 # ---- numbers that arrive as JSON (hook patches, API objects, patch files) --------------------------
-# They are exact once the JSON reader keeps numbers' texts (include/ao/json-parse.h): until then
-# these checks are reported as skipped, with what the probe saw.
 printf '{}\n' >"$work/empty.json"
-printf '[{"op":"add","path":"/a","value":9007199254740993}]\n' >"$work/probe.json"
-probe=$("$AO_BINARY" tool json-patch "$work/empty.json" "$work/probe.json")
 json_checks() {
         local second binding last_binding events_before
         second=$(ls "$out"/second.*.json | sort -t. -k2 -n | tail -1)
@@ -234,15 +230,6 @@ json_checks() {
 }
 cm_data() { curl -sf "$api$cm_path" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"].get("nums", "<none>"))'; }
 written_back() { grep -q 'cfgPatched' <<<"$(cm_data)"; }
-if [ "$probe" = '{"a":9007199254740993}' ]; then
-        json_checks
-else
-        # The JSON reader does not keep numbers' texts yet (include/ao/json-parse.h, branch i30-parse).
-        for what in "values patch" "config patch" "binding: jqFilter" "binding: an event" "binding: the event" \
-                "tool json-patch: edges" "tool json-patch: test"; do
-                tap_n=$((tap_n + 1))
-                echo "ok $tap_n - $what # SKIP JSON input still rounds numbers (tool json-patch gave $probe)"
-        done
-fi
+json_checks
 
 done_testing
