@@ -14,7 +14,9 @@
  * made input with the same columns and how the code answered (ok, or its error). "row:" lines
  * carry the worst of each part for bench/run's table.
  *
- * What counts as the loop's work for one input is the table `parsers` below, and nothing else:
+ * What counts as the loop's work for one input is the table `parsers` below, and nothing else
+ * (as of the worker pool: hook output files, list pages and watch events of 64 KiB or more are
+ * parsed off the loop, so their parse is in `prepare`):
  * `prepare` runs before the clock starts (what happens elsewhere: a worker thread, the kernel, a
  * state the operator already holds), `loop` is timed, `done` frees. Where parsing moves off the
  * loop, move its call from `loop` to `prepare`.
@@ -52,6 +54,7 @@
 #include "ao/hook-config.h"
 #include "ao/hook-run.h"
 #include "ao/jq.h"
+#include "ao/json-parse.h"
 #include "ao/json-writer.h"
 #include "ao/jsonpatch.h"
 #include "ao/kube-discovery.h"
@@ -83,6 +86,8 @@
 
 static bool counting;
 static long long heap_now, heap_peak;
+/* Time inside the loop's work spent on what the worker pool does (an offloaded watch event's parse). */
+static double excluded_ms;
 
 #if defined(__SANITIZE_ADDRESS__)
 #define HEAP_COUNTED false
@@ -441,7 +446,7 @@ static int loop_discovery(void *state, struct ao_error *err)
         if (in->len < 1)
                 return ao_error_set(err, -EINVAL, "empty");
         unsigned flags = (unsigned char) in->data[0];
-        _cleanup_json_ cJSON *doc = cJSON_ParseWithLength(in->data + 1, in->len - 1);
+        _cleanup_json_ cJSON *doc = ao_json_parse_all(in->data + 1, in->len - 1, NULL);
         struct ao_kube_discovery *d = ao_kube_discovery_new();
         int r = 0;
         if (flags & 4) {
@@ -538,7 +543,7 @@ static int loop_helm_storage(void *state, struct ao_error *err)
                 r = ao_helm_storage_decode("sh.helm.release.v1.x.v1", in->data + 1, in->len - 1, which != 1,
                                            &rel, err);
         } else {
-                _cleanup_json_ cJSON *object = cJSON_ParseWithLength(in->data + 1, in->len - 1);
+                _cleanup_json_ cJSON *object = ao_json_parse_all(in->data + 1, in->len - 1, NULL);
                 struct ao_helm_storage_meta meta = {0};
                 if (!object)
                         return ao_error_set(err, -EINVAL, "not JSON");
@@ -597,14 +602,16 @@ static int loop_hook_output(void *state, struct ao_error *err)
 }
 
 /*
- * jsonpatch: the fuzz target's document and patch (split at a NUL or "\n---\n"); the patch is
- * parsed and applied to the document, which stands for the values it meets. That is
- * ao_values_store_check_patch()'s work without the scope check, which only cuts it short.
+ * jsonpatch: the fuzz target's document and patch (split at a NUL or "\n---\n"). The patch is
+ * parsed with the run's other outputs on the worker pool; on the loop it is applied to the
+ * document, which stands for the values it meets: ao_values_store_check_patch()'s work without
+ * the scope check (which only cuts it short) and the schema.
  */
 struct doc_patch {
         cJSON *doc;
-        const char *patch;
-        size_t patch_len;
+        cJSON *ops;
+        int parsed; /* the parse's code */
+        struct ao_error parse_error;
         unsigned flags;
 };
 
@@ -622,8 +629,9 @@ static void *prepare_doc_patch(const struct input *in)
                 sep_len = 5;
         }
         size_t doc_len = sep ? (size_t) (sep - data) : 0;
-        dp->patch = sep ? sep + sep_len : data;
-        dp->patch_len = sep ? size - doc_len - sep_len : size;
+        const char *patch = sep ? sep + sep_len : data;
+        size_t patch_len = sep ? size - doc_len - sep_len : size;
+        dp->parsed = ao_jsonpatch_parse(patch, patch_len, "values.json-patch", &dp->ops, &dp->parse_error);
         if (ao_yaml_load(data, doc_len, "doc.yaml", &dp->doc, NULL) < 0)
                 dp->doc = NULL;
         return dp;
@@ -632,19 +640,20 @@ static void *prepare_doc_patch(const struct input *in)
 static int loop_doc_patch(void *state, struct ao_error *err)
 {
         struct doc_patch *dp = state;
-        _cleanup_json_ cJSON *ops = NULL;
-        if (!dp->patch)
+        if (dp->parsed < 0) {
+                *err = dp->parse_error;
+                return dp->parsed;
+        }
+        if (!dp->doc || !dp->ops)
                 return ao_error_set(err, -EINVAL, "empty");
-        int r = ao_jsonpatch_parse(dp->patch, dp->patch_len, "values.json-patch", &ops, err);
-        if (r < 0 || !dp->doc)
-                return r;
-        return ao_jsonpatch_apply(dp->doc, ops, dp->flags, err);
+        return ao_jsonpatch_apply(dp->doc, dp->ops, dp->flags, err);
 }
 
 static void done_doc_patch(void *state)
 {
         struct doc_patch *dp = state;
         cJSON_Delete(dp->doc);
+        cJSON_Delete(dp->ops);
         free(dp);
 }
 
@@ -699,29 +708,43 @@ static int loop_label_selector(void *state, struct ao_error *err)
         return r;
 }
 
-/* metric-ops: a hook's METRICS_PATH parsed and applied to the operator's registry of hook metrics. */
+/*
+ * metric-ops: a hook's METRICS_PATH, parsed on the worker pool with the run's other outputs, then
+ * applied on the loop to the operator's registry of hook metrics.
+ */
+struct metrics_input {
+        struct ao_metrics *registry;
+        struct ao_metric_ops ops;
+        int parsed;
+        struct ao_error parse_error;
+};
+
 static void *prepare_metrics(const struct input *in)
 {
-        (void) in;
-        return ao_metrics_new("addon_operator_");
+        struct metrics_input *mi = ao_xcalloc(1, sizeof(*mi));
+        mi->registry = ao_metrics_new("addon_operator_");
+        mi->parsed = ao_metric_ops_parse(in->data, in->len, "metrics.json", &mi->ops, &mi->parse_error);
+        return mi;
 }
 
 static const struct input *current_input; /* for the parsers whose state is not the input */
 
 static int loop_metrics(void *state, struct ao_error *err)
 {
-        struct ao_metric_ops ops = {0};
-        int r = ao_metric_ops_parse(current_input->data, current_input->len, "metrics.json", &ops, err);
-        if (r < 0)
-                return r;
-        r = ao_metrics_apply_hook_ops(state, &ops, "hook.sh", MODULE_KEY, err);
-        ao_metric_ops_done(&ops);
-        return r;
+        struct metrics_input *mi = state;
+        if (mi->parsed < 0) {
+                *err = mi->parse_error;
+                return mi->parsed;
+        }
+        return ao_metrics_apply_hook_ops(mi->registry, &mi->ops, "hook.sh", MODULE_KEY, err);
 }
 
 static void done_metrics(void *state)
 {
-        ao_metrics_free(state);
+        struct metrics_input *mi = state;
+        ao_metric_ops_done(&mi->ops);
+        ao_metrics_free(mi->registry);
+        free(mi);
 }
 
 /* names: a module directory's name and the values keys it gives (start-up). */
@@ -738,15 +761,38 @@ static int loop_names(void *state, struct ao_error *err)
         return r;
 }
 
-/* object-patch: a hook's KUBERNETES_PATCH_PATH parsed (its kinds are then resolved from discovery). */
+/*
+ * object-patch: a hook's KUBERNETES_PATCH_PATH, parsed on the worker pool with the run's other
+ * outputs; the loop only resolves the operations' kinds from discovery (a table look-up each),
+ * which this leaves out: nothing of it counts.
+ */
+struct object_patch_input {
+        struct ao_object_patch_ops ops;
+        int parsed;
+        struct ao_error parse_error;
+};
+
+static void *prepare_object_patch(const struct input *in)
+{
+        struct object_patch_input *op = ao_xcalloc(1, sizeof(*op));
+        op->parsed = ao_object_patch_parse(in->data, in->len, &op->ops, &op->parse_error);
+        return op;
+}
+
 static int loop_object_patch(void *state, struct ao_error *err)
 {
-        const struct input *in = state;
-        struct ao_object_patch_ops ops = {0};
-        int r = ao_object_patch_parse(in->data, in->len, &ops, err);
-        if (r >= 0)
-                ao_object_patch_ops_done(&ops);
-        return r;
+        struct object_patch_input *op = state;
+        if (op->parsed < 0)
+                *err = op->parse_error;
+        return op->parsed;
+}
+
+static void done_object_patch(void *state)
+{
+        struct object_patch_input *op = state;
+        if (op->parsed >= 0)
+                ao_object_patch_ops_done(&op->ops);
+        free(op);
 }
 
 /* sandbox-profile: a profile parsed and its filter compiled (start-up). */
@@ -830,10 +876,22 @@ static void done_schema_value(void *state)
         free(sv);
 }
 
-/* watch-stream: a watch body decoded event by event, each object through a binding's jqFilter. */
+/* What the decoder's handlers share: the error, and a line handed over for the worker pool. */
+struct offloaded_line {
+        char *line;
+        size_t len, ordinal;
+};
+
+struct watch_ctx {
+        struct ao_error *err;
+        struct offloaded_line offloaded;
+};
+
+/* watch-stream and kube-list: an event's (an item's) object through a binding's jqFilter. */
 static int on_watch_event(struct ao_watch_event *ev, void *userdata)
 {
-        struct ao_error *err = userdata;
+        struct watch_ctx *w = userdata;
+        struct ao_error *err = w->err;
         cJSON *result = NULL;
         char *text = NULL;
         int r = ao_jq_apply(ctx.jq, WATCH_FILTER, ev->object, &result, &text, err);
@@ -843,32 +901,95 @@ static int on_watch_event(struct ao_watch_event *ev, void *userdata)
         return r < 0 && r != -EINVAL ? r : 0; /* a filter error skips the object */
 }
 
+/* The informer's threshold: events from this size on are parsed on the worker pool. */
+#define WATCH_OFFLOAD_MIN (64 * 1024)
+
+static void on_offload(char *line, size_t len, size_t ordinal, void *userdata)
+{
+        struct watch_ctx *w = userdata;
+        w->offloaded = (struct offloaded_line){line, len, ordinal};
+}
+
+/* An offloaded line parsed as a job would, its time left out of the loop's; then handed back. */
+static int parse_offloaded(struct ao_watch_decoder *d, struct offloaded_line *o, struct ao_error *err)
+{
+        struct ao_watch_event ev = {0};
+        double start = now_ms();
+        int parsed = ao_watch_event_parse(o->line, o->len, o->ordinal, &ev, err);
+        free(o->line);
+        *o = (struct offloaded_line){0};
+        excluded_ms += now_ms() - start;
+        return ao_watch_decoder_resume(d, parsed, &ev, err);
+}
+
+/*
+ * watch-stream: a watch body through the informer's decoder, events of 64 KiB or more parsed on
+ * the worker pool (left out), each event's object then through a binding's jqFilter on the loop.
+ */
 static int loop_watch(void *state, struct ao_error *err)
 {
         const struct input *in = state;
         if (in->len < 1)
                 return ao_error_set(err, -EINVAL, "empty");
-        struct ao_watch_decoder *d = ao_watch_decoder_new(0, on_watch_event, err);
+        struct watch_ctx w = {.err = err};
+        struct ao_watch_decoder *d = ao_watch_decoder_new(0, on_watch_event, &w);
+        ao_watch_decoder_set_offload(d, WATCH_OFFLOAD_MIN, on_offload);
         int r = ao_watch_decoder_feed(d, in->data + 1, in->len - 1, err);
+        while (r == AO_WATCH_DECODER_BUSY)
+                r = parse_offloaded(d, &w.offloaded, err);
         if (r >= 0)
                 r = ao_watch_decoder_finish(d, err);
+        free(w.offloaded.line);
         ao_watch_decoder_free(d);
         return r;
 }
 
-/* kube-list: the same bodies as a LIST response (byte 0 bit 5: the kind is given). */
+/*
+ * kube-list: the same bodies as a LIST response (byte 0 bit 5: the kind is given). Every page is
+ * parsed on the worker pool; the loop takes its items, each through a binding's jqFilter.
+ */
+struct list_input {
+        struct ao_kube_list list;
+        int parsed;
+        struct ao_error parse_error;
+};
+
+static void *prepare_kube_list(const struct input *in)
+{
+        struct list_input *li = ao_xcalloc(1, sizeof(*li));
+        bool kind = in->len > 0 && (in->data[0] & 32);
+        li->parsed = in->len < 1
+                         ? ao_error_set(&li->parse_error, -EINVAL, "empty")
+                         : ao_kube_list_parse(in->data + 1, in->len - 1, kind ? "Thing" : NULL,
+                                              kind ? "example.com/v1" : NULL, &li->list, &li->parse_error);
+        return li;
+}
+
 static int loop_kube_list(void *state, struct ao_error *err)
 {
-        const struct input *in = state;
-        if (in->len < 1)
-                return ao_error_set(err, -EINVAL, "empty");
-        bool kind = in->data[0] & 32;
-        struct ao_kube_list l = {0};
-        int r = ao_kube_list_parse(in->data + 1, in->len - 1, kind ? "Thing" : NULL,
-                                   kind ? "example.com/v1" : NULL, &l, err);
-        if (r >= 0)
-                ao_kube_list_done(&l);
-        return r;
+        struct list_input *li = state;
+        if (li->parsed < 0) {
+                *err = li->parse_error;
+                return li->parsed;
+        }
+        for (const cJSON *item = li->list.items ? li->list.items->child : NULL; item; item = item->next) {
+                cJSON *result = NULL;
+                char *text = NULL;
+                int r = ao_jq_apply(ctx.jq, WATCH_FILTER, item, &result, &text, err);
+                cJSON_Delete(result);
+                free(text);
+                if (r < 0 && r != -EINVAL)
+                        return r;
+        }
+        return 0;
+}
+
+static void done_kube_list(void *state)
+{
+        struct list_input *li = state;
+        if (li->parsed >= 0)
+                ao_kube_list_done(&li->list);
+        free(li);
 }
 
 /* yaml: a YAML document loaded (values.yaml files, config sections, --config output). */
@@ -898,12 +1019,19 @@ static int loop_zone(void *state, struct ao_error *err)
 struct store_section {
         struct ao_values_store *store;
         struct ao_values_section *section;
+        cJSON *ops; /* the patch, parsed and scope-checked on the worker pool */
+        int parsed;
+        struct ao_error parse_error;
 };
 
 static void *prepare_values_patch(const struct input *in)
 {
         struct store_section *ss = ao_xcalloc(1, sizeof(*ss));
         ss->store = new_store(in->tenants, &ss->section);
+        ss->parsed = ao_jsonpatch_parse(in->data, in->len, "values.json-patch", &ss->ops, &ss->parse_error);
+        if (ss->parsed >= 0)
+                ss->parsed =
+                    ao_hook_patch_check_scope(ss->ops, MODULE_KEY, "values.json-patch", &ss->parse_error);
         return ss;
 }
 
@@ -912,12 +1040,12 @@ static int loop_values_patch(void *state, struct ao_error *err)
         struct store_section *ss = state;
         struct ao_values_store *store = ss->store;
         struct ao_values_section *section = ss->section;
-        _cleanup_json_ cJSON *ops = NULL;
-        int r = ao_jsonpatch_parse(current_input->data, current_input->len, "values.json-patch", &ops, err);
-        if (r >= 0)
-                r = ao_hook_patch_check_scope(ops, MODULE_KEY, "values.json-patch", err);
-        if (r >= 0)
-                r = ao_values_store_check_patch(store, section, ops, err);
+        const cJSON *ops = ss->ops;
+        if (ss->parsed < 0) {
+                *err = ss->parse_error;
+                return ss->parsed;
+        }
+        int r = ao_values_store_check_patch(store, section, ops, err);
         if (r < 0)
                 return r;
         free(ao_values_store_checksum(store, section));
@@ -929,6 +1057,7 @@ static int loop_values_patch(void *state, struct ao_error *err)
 static void done_values_patch(void *state)
 {
         struct store_section *ss = state;
+        cJSON_Delete(ss->ops);
         ao_values_store_free(ss->store);
         free(ss);
 }
@@ -941,9 +1070,7 @@ static void done_values_patch(void *state)
 static void *prepare_compose(const struct input *in)
 {
         struct store_section *ss = prepare_values_patch(in);
-        _cleanup_json_ cJSON *ops = NULL;
-        if (ao_jsonpatch_parse(in->data, in->len, "values.json-patch", &ops, NULL) < 0 ||
-            ao_values_store_apply_patch(ss->store, ss->section, ops, NULL) < 0)
+        if (ss->parsed < 0 || ao_values_store_apply_patch(ss->store, ss->section, ss->ops, NULL) < 0)
                 fprintf(stderr, "values-compose: the patch does not apply\n");
         return ss;
 }
@@ -1008,13 +1135,14 @@ static const struct parser parsers[] = {
     {"label-selector", "label-selector", "hook load", prepare_input, loop_label_selector, done_nothing},
     {"metric-ops", "metric-ops", "hook run end", prepare_metrics, loop_metrics, done_metrics},
     {"names", "names", "start-up", prepare_input, loop_names, done_nothing},
-    {"object-patch", "object-patch", "hook run end", prepare_input, loop_object_patch, done_nothing},
+    {"object-patch", "object-patch", "hook run end", prepare_object_patch, loop_object_patch,
+     done_object_patch},
     {"sandbox-profile", "sandbox-profile", "start-up", prepare_input, loop_sandbox_profile, done_nothing},
     {"schema-load", "schema", "module discovery", prepare_schema_value, loop_schema_load, done_schema_value},
     {"schema-validate", "schema", "values change", prepare_schema_loaded, loop_schema_validate,
      done_schema_value},
     {"watch-stream", "watch-stream", "watch read", prepare_input, loop_watch, done_nothing},
-    {"kube-list", "watch-stream", "list response", prepare_input, loop_kube_list, done_nothing},
+    {"kube-list", "watch-stream", "list page", prepare_kube_list, loop_kube_list, done_kube_list},
     {"yaml", "yaml", "values.yaml load", prepare_input, loop_yaml, done_nothing},
     {"zone", "zone", "hook load", prepare_input, loop_zone, done_nothing},
     {"values-patch", NULL, "hook run end", prepare_values_patch, loop_values_patch, done_values_patch},
@@ -1481,10 +1609,11 @@ static void measure(const struct parser *p, const struct input *in, struct resul
                 struct ao_error err = {0};
                 void *state = p->prepare(in);
                 heap_now = heap_peak = 0;
+                excluded_ms = 0;
                 counting = true;
                 double start = now_ms();
                 int r = p->loop(state, &err);
-                double ms = now_ms() - start;
+                double ms = now_ms() - start - excluded_ms;
                 counting = false;
                 p->done(state);
                 res->ms = AO_MIN(res->ms, ms);

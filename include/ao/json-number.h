@@ -52,3 +52,34 @@ struct cJSON *ao_json_number_from_double(double d);
 
 /** The exact text of number node @n when its double is not exact (see above); NULL otherwise. */
 const char *ao_json_number_text(const struct cJSON *n);
+
+/* ---- printing and comparing (json-number-format.c, json-number-compare.c) ---- */
+
+/** Room for the text of any double, NUL included. */
+#define AO_JSON_NUMBER_DOUBLE_MAX 32
+
+/**
+ * The text every printer of this project writes for the finite double @d, into @buf: "0" for
+ * both zeros; an integer below 1e21 in plain digits (beyond 2^53 the shortest digits that read
+ * back, padded with zeros: 18446744073709552000, as Go and JavaScript print it); any other
+ * double in the shortest "%g" text that reads back as @d (0.1, 5e-324, 1.7976931348623157e+308).
+ * Returns the length of the text.
+ */
+size_t ao_json_number_format_double(double d, char buf[static AO_JSON_NUMBER_DOUBLE_MAX]);
+
+/*
+ * The value of a number node: its text when it has one, else the decimal it is printed as (a
+ * double stands for its shortest text: 0.1 is one tenth, and the double 2^64 is
+ * 18446744073709552000, not 18446744073709551616). Infinities are beyond every text, NaN is
+ * unordered. Exponents are taken up to ±10^15; beyond that they compare as ±10^15.
+ */
+#define AO_JSON_NUMBER_UNORDERED 2
+
+/** -1, 0 or 1 as the value of number @a is below, equal to or above @b's; AO_JSON_NUMBER_UNORDERED with NaN. */
+int ao_json_number_compare(const struct cJSON *a, const struct cJSON *b);
+
+/** Whether numbers @a and @b have the same value (1 and 1.0 do; 9007199254740993 and 9007199254740992 do not). */
+bool ao_json_number_equal(const struct cJSON *a, const struct cJSON *b);
+
+/** Whether the value of number @n is an integer (1e400 is; NaN and infinities are not). */
+bool ao_json_number_is_integer(const struct cJSON *n);

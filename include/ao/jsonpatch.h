@@ -13,9 +13,8 @@
  * it was. Errors name the operation by its 0-based index in the whole
  * stream, its op and its path: "operation 2 (remove /a/b): path not found".
  *
- * Non-logging module. No global state of its own, but cJSON's parser stores
- * its error position in a global (cJSON_GetErrorPtr): two threads must not
- * run ao_jsonpatch_parse() (or any cJSON_Parse) at the same time.
+ * Non-logging module; no global state: ao_jsonpatch_parse() may run on a
+ * worker thread while the loop parses (ao_json_parse() keeps none either).
  */
 
 #include <stdbool.h>

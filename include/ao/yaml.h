@@ -85,8 +85,8 @@ int ao_yaml_load_stream(const char *text, size_t len, const char *filename, stru
  * characters, "\u0000", numbers outside JSON's grammar and a key twice in
  * one object are errors. The YAML limits apply (AO_YAML_MAX_INPUT, _DEPTH,
  * _NODES over the whole stream). Errors read "file:line:column: what".
- * Returns 0, -EINVAL, -EFBIG, -E2BIG or -ENOMEM. cJSON's parse-error global
- * makes it unsafe to run in two threads at once.
+ * Returns 0, -EINVAL, -EFBIG, -E2BIG or -ENOMEM. Thread-safe: no global
+ * state (ao_json_parse()).
  */
 int ao_json_load_stream(const char *text, size_t len, const char *filename, struct cJSON **ret_array,
                         struct ao_error *reterr);
@@ -103,9 +103,10 @@ int ao_yaml_load_stream_file(const char *path, struct cJSON **ret_array, struct 
 
 /**
  * Canonical JSON text of @json: object keys sorted by byte value at every
- * level (equal keys keep their order), no insignificant whitespace, integers
- * below 1e21 without exponent or fraction, other numbers in the shortest of
- * %.15g/%.16g/%.17g that round-trips, NaN and infinities as null (as
+ * level (equal keys keep their order), no insignificant whitespace, numbers
+ * as ao/json-number.h says (a number's exact text when it has one, integral
+ * doubles below 1e21 without exponent or fraction, other doubles in the
+ * shortest text that reads back), NaN and infinities as null (as
  * cJSON_Print and JSON.stringify do). Equal documents give equal text: used
  * for checksums. The text of a tree from ao_yaml_load() loads back to the
  * same canonical text (C1 controls, U+2028/U+2029 and U+FFFE/U+FFFF are

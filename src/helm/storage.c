@@ -14,6 +14,7 @@
 
 #include "ao/alloc.h"
 #include "ao/base64.h"
+#include "ao/json-parse.h"
 #include "ao/json-type.h"
 #include "ao/quote.h"
 
@@ -319,12 +320,12 @@ static bool is_json_space(char c)
 static int parse_object(const char *text, size_t len, cJSON **ret, struct ao_error *reterr)
 {
         const char *end = NULL;
-        _cleanup_(json_deletep) cJSON *json = cJSON_ParseWithLengthOpts(text, len, &end, false);
+        struct ao_json_parse_error bad;
+        _cleanup_(json_deletep) cJSON *json = ao_json_parse(text, len, &end, &bad);
 
-        if (!json) {
-                size_t at = end && end >= text && end <= text + len ? (size_t) (end - text) : 0;
-                return ao_error_set(reterr, -EBADMSG, "release JSON: invalid JSON at byte %zu", at);
-        }
+        if (!json)
+                return ao_error_set(reterr, -EBADMSG, "release JSON: invalid JSON at byte %zu",
+                                    ao_json_parse_error_byte(&bad, len));
         size_t at = (size_t) (end - text);
         while (at < len && is_json_space(text[at]))
                 at++;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ao/json-parse.h"
 #include "ao/json-writer.h"
 
 /* A snapshot named, its items left to ao_binding_contexts_write(). */
@@ -254,7 +255,7 @@ cJSON *ao_snapshot_items(const struct ao_snapshot_source *src, const char *bindi
                 ao_json_writer_init(&w, -1);
                 if (src->write(src->userdata, binding, &w) >= 0) {
                         char *text = ao_json_writer_steal(&w);
-                        items = cJSON_Parse(text);
+                        items = ao_json_parse_all(text, strlen(text), NULL);
                         free(text);
                 }
                 ao_json_writer_done(&w);

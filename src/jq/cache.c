@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <float.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,6 +28,8 @@
 #include <jq.h>
 
 #include "ao/alloc.h"
+#include "ao/hashmap.h"
+#include "ao/json-number.h"
 #include "ao/json-size.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
@@ -161,11 +164,77 @@ static struct program *lookup(struct ao_jq_cache *c, const char *filter)
         return p;
 }
 
+/* ---- exact numbers ------------------------------------------------------------------------------- */
+
+/*
+ * libjq 1.6 holds every number as a double, so a number kept as its text (ao/json-number.h:
+ * 9007199254740993, 1e400) would leave a filter rounded. jq 1.7 keeps the literal of a number
+ * that passes through a program unchanged; the same is done here from outside: while the input
+ * is converted, each text is remembered by its double, and a result number whose double is the
+ * double of one remembered text gets that text back. A double shared by two different texts, or
+ * by a text and a number without one, is ambiguous and stays a double. The edge: a computed
+ * result equal to the double of a text gets the text too (`.a + 1` on 9007199254740993 is the
+ * double 2^53, which is that text's double, so it gives 9007199254740993).
+ *
+ * Texts only stand for doubles from 2^53 on and infinities, so numbers without text are noted
+ * only there (where they can make a text ambiguous), and a result is looked up only there.
+ */
+struct exact_numbers {
+        struct ao_hashmap *by_double; /* owned, NULL until needed: bits (hex) -> text, or AMBIGUOUS */
+};
+
+/* A value of by_double: the double is not one text's. */
+static char ambiguous_mark;
+#define AMBIGUOUS (&ambiguous_mark)
+
+static bool may_have_text(double d)
+{
+        return !(fabs(d) < AO_JSON_EXACT_INTEGER_LIMIT) && !isnan(d);
+}
+
+static void double_key(double d, char key[static 17])
+{
+        uint64_t bits;
+
+        memcpy(&bits, &d, sizeof(bits));
+        (void) snprintf(key, 17, "%016" PRIx64, bits);
+}
+
+/* Note number @item of the input: its text (borrowed from the input, which outlives the run). */
+static void remember_number(struct exact_numbers *x, const cJSON *item)
+{
+        const char *text = ao_json_number_text(item);
+        char key[17];
+
+        if (!text && !may_have_text(item->valuedouble))
+                return;
+        if (!x->by_double)
+                x->by_double = ao_hashmap_new(NULL);
+        double_key(item->valuedouble, key);
+        const char *known = ao_hashmap_get(x->by_double, key);
+        if (!known)
+                (void) ao_hashmap_put(x->by_double, key, text ? (void *) text : AMBIGUOUS);
+        else if (known != AMBIGUOUS && (!text || strcmp(known, text) != 0))
+                (void) ao_hashmap_put(x->by_double, key, AMBIGUOUS);
+}
+
+/* The text result number @d stands for, or NULL. */
+static const char *recall_number(const struct exact_numbers *x, double d)
+{
+        char key[17];
+
+        if (!x->by_double || !may_have_text(d))
+                return NULL;
+        double_key(d, key);
+        const char *text = ao_hashmap_get(x->by_double, key);
+        return text == AMBIGUOUS ? NULL : text;
+}
+
 /* ---- cJSON <-> jv -------------------------------------------------------------------------------- */
 
-static jv to_jv(const cJSON *item, int depth);
+static jv to_jv(const cJSON *item, int depth, struct exact_numbers *x);
 
-static jv array_to_jv(const cJSON *item, int depth)
+static jv array_to_jv(const cJSON *item, int depth, struct exact_numbers *x)
 {
         jv a = jv_array_sized(cJSON_GetArraySize(item));
         const cJSON *child;
@@ -173,7 +242,7 @@ static jv array_to_jv(const cJSON *item, int depth)
 
         cJSON_ArrayForEach(child, item)
         {
-                jv v = to_jv(child, depth + 1);
+                jv v = to_jv(child, depth + 1, x);
                 if (!jv_is_valid(v)) {
                         jv_free(a);
                         return v;
@@ -183,14 +252,14 @@ static jv array_to_jv(const cJSON *item, int depth)
         return a;
 }
 
-static jv object_to_jv(const cJSON *item, int depth)
+static jv object_to_jv(const cJSON *item, int depth, struct exact_numbers *x)
 {
         jv o = jv_object();
         const cJSON *child;
 
         cJSON_ArrayForEach(child, item)
         {
-                jv v = to_jv(child, depth + 1);
+                jv v = to_jv(child, depth + 1, x);
                 if (!jv_is_valid(v)) {
                         jv_free(o);
                         return v;
@@ -200,8 +269,8 @@ static jv object_to_jv(const cJSON *item, int depth)
         return o;
 }
 
-/* A new jv for @item, or an invalid one with a message. */
-static jv to_jv(const cJSON *item, int depth)
+/* A new jv for @item, or an invalid one with a message; its numbers' texts go to @x. */
+static jv to_jv(const cJSON *item, int depth, struct exact_numbers *x)
 {
         bool container = cJSON_IsArray(item) || cJSON_IsObject(item);
 
@@ -214,13 +283,14 @@ static jv to_jv(const cJSON *item, int depth)
         case cJSON_True:
                 return jv_true();
         case cJSON_Number:
+                remember_number(x, item);
                 return jv_number(item->valuedouble);
         case cJSON_String:
                 return jv_string(item->valuestring ? item->valuestring : "");
         case cJSON_Array:
-                return array_to_jv(item, depth);
+                return array_to_jv(item, depth, x);
         case cJSON_Object:
-                return object_to_jv(item, depth);
+                return object_to_jv(item, depth, x);
         case cJSON_Raw:
                 return jv_parse(item->valuestring ? item->valuestring : "null");
         default:
@@ -228,12 +298,13 @@ static jv to_jv(const cJSON *item, int depth)
         }
 }
 
-static cJSON *from_jv(jv v, int depth, bool *too_deep);
+static cJSON *from_jv(jv v, int depth, const struct exact_numbers *x, bool *too_deep);
 
 /* Adds the converted @v (consumed) to @parent under @key (NULL: array element). */
-static bool add_from_jv(cJSON *parent, const char *key, jv v, int depth, bool *too_deep)
+static bool add_from_jv(cJSON *parent, const char *key, jv v, int depth, const struct exact_numbers *x,
+                        bool *too_deep)
 {
-        cJSON *item = from_jv(v, depth + 1, too_deep);
+        cJSON *item = from_jv(v, depth + 1, x, too_deep);
 
         if (!item)
                 return false;
@@ -244,13 +315,13 @@ static bool add_from_jv(cJSON *parent, const char *key, jv v, int depth, bool *t
         return true;
 }
 
-static cJSON *array_from_jv(jv v, int depth, bool *too_deep)
+static cJSON *array_from_jv(jv v, int depth, const struct exact_numbers *x, bool *too_deep)
 {
         cJSON *a = cJSON_CreateArray();
         int n = jv_array_length(jv_copy(v));
 
         for (int i = 0; a && i < n; i++)
-                if (!add_from_jv(a, NULL, jv_array_get(jv_copy(v), i), depth, too_deep)) {
+                if (!add_from_jv(a, NULL, jv_array_get(jv_copy(v), i), depth, x, too_deep)) {
                         cJSON_Delete(a);
                         a = NULL;
                 }
@@ -258,13 +329,13 @@ static cJSON *array_from_jv(jv v, int depth, bool *too_deep)
         return a;
 }
 
-static cJSON *object_from_jv(jv v, int depth, bool *too_deep)
+static cJSON *object_from_jv(jv v, int depth, const struct exact_numbers *x, bool *too_deep)
 {
         cJSON *o = cJSON_CreateObject();
 
         for (int it = jv_object_iter(v); o && jv_object_iter_valid(v, it); it = jv_object_iter_next(v, it)) {
                 jv key = jv_object_iter_key(v, it);
-                if (!add_from_jv(o, jv_string_value(key), jv_object_iter_value(v, it), depth, too_deep)) {
+                if (!add_from_jv(o, jv_string_value(key), jv_object_iter_value(v, it), depth, x, too_deep)) {
                         cJSON_Delete(o);
                         o = NULL;
                 }
@@ -274,17 +345,23 @@ static cJSON *object_from_jv(jv v, int depth, bool *too_deep)
         return o;
 }
 
-/* jq 1.6 prints NaN as null and infinities as +-DBL_MAX: results are what `jq -c` shows. */
-static cJSON *number_from_jv(jv v)
+/*
+ * The text of an input number the result passed through unchanged (see above); else as jq 1.6
+ * prints it, NaN as null and infinities as +-DBL_MAX: what `jq -c` shows.
+ */
+static cJSON *number_from_jv(jv v, const struct exact_numbers *x)
 {
         double d = jv_number_value(v);
+        const char *text = recall_number(x, d);
 
         jv_free(v);
+        if (text)
+                return ao_json_number_from_literal(text, strlen(text));
         if (isnan(d))
                 return cJSON_CreateNull();
         if (isinf(d))
                 d = d > 0 ? DBL_MAX : -DBL_MAX;
-        return cJSON_CreateNumber(d);
+        return ao_json_number_from_double(d);
 }
 
 static cJSON *string_from_jv(jv v)
@@ -296,10 +373,10 @@ static cJSON *string_from_jv(jv v)
 }
 
 /*
- * A new cJSON value for @v (consumed). NULL when cJSON runs out of memory,
- * or, with *too_deep set, when @v is nested deeper than MAX_DEPTH.
+ * A new cJSON value for @v (consumed), numbers exact as @x remembers them. NULL when cJSON runs
+ * out of memory, or, with *too_deep set, when @v is nested deeper than MAX_DEPTH.
  */
-static cJSON *from_jv(jv v, int depth, bool *too_deep)
+static cJSON *from_jv(jv v, int depth, const struct exact_numbers *x, bool *too_deep)
 {
         jv_kind kind = jv_get_kind(v);
 
@@ -310,13 +387,13 @@ static cJSON *from_jv(jv v, int depth, bool *too_deep)
         }
         switch (kind) {
         case JV_KIND_NUMBER:
-                return number_from_jv(v);
+                return number_from_jv(v, x);
         case JV_KIND_STRING:
                 return string_from_jv(v);
         case JV_KIND_ARRAY:
-                return array_from_jv(v, depth, too_deep);
+                return array_from_jv(v, depth, x, too_deep);
         case JV_KIND_OBJECT:
-                return object_from_jv(v, depth, too_deep);
+                return object_from_jv(v, depth, x, too_deep);
         default:
                 jv_free(v);
                 if (kind == JV_KIND_TRUE)
@@ -469,6 +546,7 @@ int ao_jq_apply(struct ao_jq_cache *c, const char *filter, const struct cJSON *i
                 struct cJSON **ret_result, char **ret_text, struct ao_error *reterr)
 {
         struct program *p = lookup(c, filter);
+        struct exact_numbers x = {0};
         bool too_deep = false;
         cJSON *result;
         jv in, out;
@@ -480,13 +558,18 @@ int ao_jq_apply(struct ao_jq_cache *c, const char *filter, const struct cJSON *i
         size_t max_nodes =
             AO_MAX((size_t) OUTPUT_NODES_MIN,
                    input_nodes > SIZE_MAX / OUTPUT_FACTOR ? SIZE_MAX : input_nodes * OUTPUT_FACTOR);
-        in = to_jv(input, 0);
-        if (!jv_is_valid(in))
+        in = to_jv(input, 0, &x);
+        if (!jv_is_valid(in)) {
+                ao_hashmap_free(x.by_double);
                 return runtime_error(reterr, filter, jv_invalid_get_msg(in));
+        }
         r = run(p, in, max_nodes, &out, reterr);
-        if (r < 0)
+        if (r < 0) {
+                ao_hashmap_free(x.by_double);
                 return r;
-        result = from_jv(out, 0, &too_deep);
+        }
+        result = from_jv(out, 0, &x, &too_deep);
+        ao_hashmap_free(x.by_double);
         if (!result && too_deep)
                 return filter_error(reterr, -E2BIG, filter, "result nested deeper than 1000 levels");
         if (!result)

@@ -11,6 +11,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "ao/json-parse.h"
+#include "ao/json-writer.h"
 #include "ao/strbuf.h"
 #include "internal.h"
 
@@ -35,7 +37,8 @@ static void add_member(struct record *r, const cJSON *item)
 {
         struct ao_strbuf name = {0};
         ao_strbuf_appendf(&name, "hook_%s", item->string);
-        char *value = cJSON_IsString(item) ? strdup(item->valuestring) : cJSON_PrintUnformatted(item);
+        /* Numbers as the hook wrote them: ao_json_print() keeps their exact text. */
+        char *value = cJSON_IsString(item) ? strdup(item->valuestring) : ao_json_print(item);
         if (!value) {
                 ao_strbuf_done(&name);
                 return;
@@ -48,7 +51,7 @@ bool proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream st
 {
         if (len < 2 || line[0] != '{' || memchr(line, '\0', len))
                 return false;
-        cJSON *obj = cJSON_ParseWithLength(line, len);
+        cJSON *obj = ao_json_parse_all(line, len, NULL);
         if (!cJSON_IsObject(obj)) {
                 cJSON_Delete(obj);
                 return false;

@@ -14,19 +14,20 @@
 #include "ao/alloc.h"
 #include "ao/json-size.h"
 #include "ao/input.h"
+#include "ao/json-equal.h"
+#include "ao/json-parse.h"
 #include "ao/quote.h"
 #include "ao/string-table.h"
 #include "member-index.h"
 
 /*
  * Parsing: the stream is walked one top-level value at a time with
- * cJSON_ParseWithLengthOpts(), which reports where each value ends. cJSON is
- * laxer than JSON in ways that would change meaning, so before a value is
- * accepted its text is scanned for what cJSON lets through silently: raw
- * control characters (cJSON skips any byte <= 0x20 as whitespace and copies
- * them into strings) and "\u0000", which cJSON decodes into a NUL that cuts
- * the string short ("/a\u0000b" would become "/a"). Objects with a key
- * twice are refused too: cJSON keeps both, Go's encoding/json the last.
+ * ao_json_parse(), which reports where each value ends. Before a value is
+ * accepted its text is scanned for "\u0000", which the parser decodes into a
+ * NUL that cuts the string short ("/a\u0000b" would become "/a"), and raw
+ * control characters, which the parser refuses as "invalid JSON" but which
+ * get their own message. Objects with a key twice are refused too: the
+ * parser keeps both, Go's encoding/json the last.
  *
  * Applying: the operations run on a copy of the document (cJSON_Duplicate)
  * that is swapped into the caller's root node at the end, so a failure
@@ -45,8 +46,8 @@
  * AO_JSONPATCH_MAX_DEPTH deep (with an iterative walk), so the working copy
  * never nests deeper than the caller's document or that limit, whichever is
  * more, and the recursion stays bounded. Values in the operations themselves
- * nest at most CJSON_NESTING_LIMIT (1000) deep, which bounds the recursion of
- * equal() and find_duplicate_key().
+ * nest at most AO_JSON_PARSE_MAX_DEPTH (1000) deep, which bounds the recursion of
+ * ao_json_equal() ("test") and find_duplicate_key().
  */
 
 #define SHOW_MAX   128 /* bytes of a user string quoted in an error, "..." included */
@@ -239,8 +240,11 @@ static size_t skip_space(const struct stream *s, size_t pos)
         return pos;
 }
 
-/* Refuse what cJSON accepted in [@start, @end) but JSON does not allow (see the top of the file). */
-static int check_text(const struct stream *s, size_t start, size_t end)
+/*
+ * Refuse by name what JSON does not allow in [@start, @end): raw control characters, and "\u0000"
+ * when @nul_escapes (see the top of the file).
+ */
+static int check_text(const struct stream *s, size_t start, size_t end, bool nul_escapes)
 {
         bool in_string = false;
         for (size_t i = start; i < end; i++) {
@@ -251,7 +255,7 @@ static int check_text(const struct stream *s, size_t start, size_t end)
                 if (c == '"') {
                         in_string = !in_string;
                 } else if (c == '\\' && in_string) {
-                        if (strncmp(s->text + i + 1, "u0000", 5) == 0)
+                        if (nul_escapes && strncmp(s->text + i + 1, "u0000", 5) == 0)
                                 return stream_fail(s, i, -EINVAL, "\\u0000 in a string is not supported");
                         i++;
                 }
@@ -288,11 +292,15 @@ static int parse_value(struct stream *s, size_t *pos)
 
         if (s->text[start] != '[' && s->text[start] != '{')
                 return stream_fail(s, start, -EINVAL, "expected an operation object or an array of them");
-        _cleanup_(json_deletep) cJSON *value =
-            cJSON_ParseWithLengthOpts(s->text + start, s->len - start, &end, 0);
-        if (!value)
-                return stream_fail(s, end ? (size_t) (end - s->text) : start, -EINVAL, "invalid JSON");
-        r = check_text(s, start, (size_t) (end - s->text));
+        struct ao_json_parse_error bad;
+        _cleanup_(json_deletep) cJSON *value = ao_json_parse(s->text + start, s->len - start, &end, &bad);
+        if (!value) {
+                size_t at = start + ao_json_parse_error_byte(&bad, s->len - start);
+                /* A raw control character up to there is the reason, and gets its own message. */
+                r = check_text(s, start, at + 1, false);
+                return r < 0 ? r : stream_fail(s, at, -EINVAL, "invalid JSON");
+        }
+        r = check_text(s, start, (size_t) (end - s->text), true);
         if (r < 0)
                 return r;
         *pos = (size_t) (end - s->text);
@@ -315,7 +323,7 @@ int ao_jsonpatch_parse(const char *text, size_t len, const char *filename, struc
         size_t pos = 0;
         int r;
 
-        /* cJSON reads some tokens with strncmp(), which needs the NUL after the text. */
+        /* check_text() looks ahead with strncmp(), which needs the NUL after the text. */
         r = ao_input_copy(text, len, AO_JSONPATCH_MAX_INPUT, s.name, "patch", &copy, &pos, reterr);
         if (r < 0)
                 return r;
@@ -766,61 +774,13 @@ static int do_copy(struct patcher *p)
         return put(p, p->op->path, node);
 }
 
-static bool equal(const cJSON *a, const cJSON *b);
-
-/* Objects are equal when they have the same names with equal values, in any order (RFC 6902 §4.6). */
-static bool equal_objects(const cJSON *a, const cJSON *b)
-{
-        size_t n = count_children(b, SIZE_MAX);
-        bool same = true;
-
-        if (count_children(a, n + 1) != n)
-                return false;
-        if (n == 0)
-                return true;
-        const cJSON **x = sorted_members(a, n), **y = sorted_members(b, n);
-        for (size_t i = 0; i < n && same; i++)
-                same = compare_names(&x[i], &y[i]) == 0 && equal(x[i], y[i]);
-        free(x);
-        free(y);
-        return same;
-}
-
-static bool equal(const cJSON *a, const cJSON *b)
-{
-        if ((a->type & 0xFF) != (b->type & 0xFF))
-                return false;
-        switch (a->type & 0xFF) {
-        case cJSON_NULL:
-        case cJSON_True:
-        case cJSON_False:
-                return true;
-        case cJSON_Number:
-                return a->valuedouble == b->valuedouble; /* 1 and 1.0 are the same number */
-        case cJSON_String:
-        case cJSON_Raw:
-                return a->valuestring && b->valuestring && strcmp(a->valuestring, b->valuestring) == 0;
-        case cJSON_Array: {
-                const cJSON *x = a->child, *y = b->child;
-                for (; x && y; x = x->next, y = y->next)
-                        if (!equal(x, y))
-                                return false;
-                return !x && !y;
-        }
-        case cJSON_Object:
-                return equal_objects(a, b);
-        default:
-                return false;
-        }
-}
-
 static int do_test(struct patcher *p)
 {
         struct location loc;
         int r = locate(p, p->op->path, false, &loc);
         if (r < 0)
                 return r;
-        if (!equal(loc.node, p->op->value))
+        if (!ao_json_equal(loc.node, p->op->value))
                 return op_fail(p, -EINVAL, "test failed: value differs");
         return 0;
 }

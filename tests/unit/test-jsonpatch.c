@@ -755,6 +755,66 @@ static void test_root_in_place(void)
         cJSON_Delete(outer);
 }
 
+/*
+ * Exact numbers (ao/json-number.h) through add, copy, move, replace and test. The operations are
+ * read as YAML, whose loader keeps the texts, so this runs whatever JSON parser reads patch files.
+ */
+static void test_exact_numbers(void)
+{
+        static const char ops_yaml[] =
+            "- {op: add, path: /a, value: 9007199254740993}\n"
+            "- {op: add, path: /b, value: [18446744073709551615, -9223372036854775809, "
+            "123456789012345678901234567890]}\n"
+            "- {op: add, path: /c, value: !!float 1e400}\n"
+            "- {op: add, path: /d, value: {x: 5e-324, w: 1e-320, z: 0.30000000000000004}}\n"
+            "- {op: copy, from: /a, path: /e}\n"
+            "- {op: move, from: /b/2, path: /f}\n"
+            "- {op: test, path: /e, value: 9007199254740993}\n"
+            "- {op: test, path: /c, value: !!float 10e399}\n"
+            "- {op: test, path: /b, value: [18446744073709551615, -9223372036854775809]}\n"
+            "- {op: test, path: /d/x, value: 4.9406564584124654e-324}\n";
+        struct ao_error err = {0};
+        cJSON *doc = load("{}"), *ops = load(ops_yaml);
+        int r = ao_jsonpatch_apply(doc, ops, 0, &err);
+        if (!tap_ok(r == 0, "exact numbers: add, copy, move and test apply"))
+                tap_diag("%s", err.msg);
+        char *text = ao_json_canonical(doc);
+        tap_is_str(text,
+                   "{\"a\":9007199254740993,\"b\":[18446744073709551615,-9223372036854775809],\"c\":1e400,"
+                   "\"d\":{\"w\":1e-320,\"x\":5e-324,\"z\":0.30000000000000004},\"e\":9007199254740993,"
+                   "\"f\":123456789012345678901234567890}",
+                   "exact numbers: every text kept");
+        free(text);
+        cJSON_Delete(ops);
+
+        static const char *const differ[] = {
+            "[{op: test, path: /a, value: 9007199254740992}]",
+            "[{op: test, path: /a, value: 9007199254740993.0}]", /* a float: the double 2^53 */
+            "[{op: test, path: /b/0, value: 18446744073709551616}]",
+            "[{op: test, path: /f, value: 123456789012345678901234567891}]",
+            "[{op: test, path: /c, value: !!float 1e401}]",
+        };
+        for (size_t i = 0; i < AO_ARRAY_SIZE(differ); i++) {
+                ops = load(differ[i]);
+                r = ao_jsonpatch_apply(doc, ops, 0, &err);
+                tap_ok(r == -EINVAL && strstr(err.msg, "test failed: value differs"),
+                       "exact numbers: %s fails", differ[i]);
+                cJSON_Delete(ops);
+        }
+
+        /* The root replaced by a number: its text moves into the caller's node. */
+        cJSON *outer = load("{k: 1}");
+        ops = load("[{op: replace, path: '', value: 9007199254740993}]");
+        r = ao_jsonpatch_apply(cJSON_GetObjectItem(outer, "k"), ops, 0, &err);
+        text = ao_json_canonical(outer);
+        tap_ok(r == 0, "exact numbers: root replaced by 9007199254740993");
+        tap_is_str(text, "{\"k\":9007199254740993}", "exact numbers: the root keeps the text");
+        free(text);
+        cJSON_Delete(ops);
+        cJSON_Delete(outer);
+        cJSON_Delete(doc);
+}
+
 static void test_apply_malformed(void)
 {
         struct ao_error err = {0};
@@ -827,6 +887,7 @@ int main(void)
         test_wide_object();
         test_array_in_order();
         test_root_in_place();
+        test_exact_numbers();
         test_apply_malformed();
         test_pointer();
         return tap_done();
