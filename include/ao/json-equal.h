@@ -17,3 +17,10 @@ struct cJSON;
 
 /** Whether @a and @b are equal values (NULL equals nothing, itself included). */
 bool ao_json_equal(const struct cJSON *a, const struct cJSON *b);
+
+/**
+ * A member name that occurs twice among the members of object @object (this level only; cJSON
+ * keeps both where Go keeps the last), or NULL; also NULL for what is not an object. Borrowed
+ * from @object.
+ */
+const char *ao_json_duplicate_name(const struct cJSON *object);

@@ -83,3 +83,17 @@ bool ao_json_equal(const cJSON *a, const cJSON *b)
                 return false;
         }
 }
+
+const char *ao_json_duplicate_name(const cJSON *object)
+{
+        if (!cJSON_IsObject(object) || count_children(object, 2) < 2)
+                return NULL;
+        size_t n = count_children(object, SIZE_MAX);
+        const cJSON **members = sorted_members(object, n);
+        const char *dup = NULL;
+        for (size_t i = 1; i < n && !dup; i++)
+                if (compare_names(&members[i - 1], &members[i]) == 0)
+                        dup = members[i]->string;
+        free(members);
+        return dup;
+}

@@ -149,46 +149,12 @@ static int decode_op(const cJSON *json, struct op *ret, char reason[static REASO
         return 0;
 }
 
-static int compare_names(const void *a, const void *b)
-{
-        const cJSON *x = *(const cJSON *const *) a, *y = *(const cJSON *const *) b;
-        return strcmp(x->string ? x->string : "", y->string ? y->string : "");
-}
-
-static size_t count_children(const cJSON *node, size_t stop)
-{
-        size_t n = 0;
-        for (const cJSON *c = node->child; c && n < stop; c = c->next)
-                n++;
-        return n;
-}
-
-/* The members of object @json, sorted by name: malloc'd, @n entries. */
-static const cJSON **sorted_members(const cJSON *json, size_t n)
-{
-        const cJSON **members = ao_xreallocarray(NULL, n, sizeof(*members));
-        size_t i = 0;
-        for (const cJSON *c = json->child; c; c = c->next)
-                members[i++] = c;
-        qsort(members, n, sizeof(*members), compare_names);
-        return members;
-}
-
 /* A member name that occurs twice in one object of @json (at any depth), or NULL. */
 static const char *find_duplicate_key(const cJSON *json)
 {
-        const char *dup = NULL;
         if (!is_container(json))
                 return NULL;
-        size_t n = count_children(json, 3);
-        if (cJSON_IsObject(json) && n > 1) {
-                n = count_children(json, SIZE_MAX);
-                const cJSON **members = sorted_members(json, n);
-                for (size_t i = 1; i < n && !dup; i++)
-                        if (compare_names(&members[i - 1], &members[i]) == 0)
-                                dup = members[i]->string;
-                free(members);
-        }
+        const char *dup = ao_json_duplicate_name(json);
         for (const cJSON *c = json->child; c && !dup; c = c->next)
                 dup = find_duplicate_key(c);
         return dup;
@@ -457,7 +423,7 @@ static int locate_element(struct patcher *p, const char *pointer, const cJSON *p
                                    show(buf, loc->segment, loc->len));
         if (r > 0 && !insert)
                 return locate_fail(p, pointer, -ENOENT, "array index '-' is past the end (length %zu)",
-                                   count_children(parent, SIZE_MAX));
+                                   (size_t) cJSON_GetArraySize(parent));
         if (r > 0)
                 return 0; /* add appends */
         size_t length = 0;
