@@ -82,24 +82,12 @@ static bool in_object(const struct builder *b)
         return b->depth > 0 && cJSON_IsObject(b->open[b->depth - 1]);
 }
 
-/* The value of hex digit @c, or -1. */
-static int hex_digit(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
 /* The four hex digits at @s as a number, or -1 when they are not four hex digits. */
 static long hex4(const char *s)
 {
         long v = 0;
         for (size_t i = 0; i < 4; i++) {
-                int d = hex_digit(s[i]);
+                int d = ao_hex_digit(s[i]);
                 if (d < 0)
                         return -1;
                 v = v << 4 | d;
