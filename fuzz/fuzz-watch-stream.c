@@ -2,12 +2,9 @@
 /*
  * Watch streams and list bodies. Input: byte 0 chooses how the rest is cut
  * into chunks (bits 0-2), a small event cap (bit 3, so -E2BIG is reached),
- * a handler that fails on the third event (bit 4), the item kind passed
- * to the list parser (bit 5) and, for the chunked decoder, offloading every
- * line of OFFLOAD_MIN bytes or more (bit 6: its event comes back late, after
- * the next chunk, as a worker thread's would); the rest is the body. It is
- * fed to a decoder whole and to another one in chunks, then both are
- * finished. Besides
+ * a handler that fails on the third event (bit 4) and the item kind passed
+ * to the list parser (bit 5); the rest is the body. It is fed to a decoder
+ * whole and to another one in chunks, then both are finished. Besides
  * crashes, leaks and undefined behaviour, it aborts when an invariant
  * breaks: the chunked feed must deliver the same events (type,
  * resourceVersion and canonical object text) and end with the same code as
@@ -32,40 +29,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Large enough for a backlog of a few hundred objects; beyond that only slower. */
 #define FUZZ_INPUT_MAX (256 * 1024)
 #define SMALL_CAP      512
-#define OFFLOAD_MIN    32
-
-struct offloaded {
-        char *line; /* NULL: none */
-        size_t len, ordinal;
-};
 
 struct recorder {
         struct ao_strbuf text;
         size_t n;
         bool fail_third;
-        struct offloaded pending;
 };
-
-static void offload(char *line, size_t len, size_t ordinal, void *userdata)
-{
-        struct recorder *rec = userdata;
-        if (rec->pending.line)
-                abort(); /* one line at a time */
-        rec->pending = (struct offloaded){line, len, ordinal};
-}
-
-/* Parse the offloaded line, as the worker would, and hand its event back. */
-static int settle(struct ao_watch_decoder *d, struct recorder *rec, struct ao_error *err)
-{
-        struct offloaded p = rec->pending;
-        struct ao_watch_event ev = {0};
-        if (!p.line || !ao_watch_decoder_busy(d))
-                abort();
-        rec->pending = (struct offloaded){0};
-        int parsed = ao_watch_event_parse(p.line, p.len, p.ordinal, &ev, err);
-        free(p.line);
-        return ao_watch_decoder_resume(d, parsed, &ev, err);
-}
 
 static void check_message(const char *msg)
 {
@@ -133,7 +102,7 @@ static size_t next_chunk(unsigned pattern, const char *s, size_t off, size_t len
 }
 
 /* Feed and finish; returns the first error code, with its message checked. */
-static int decode(const char *s, size_t len, size_t max_event, int pattern, bool fail_third, bool offloading,
+static int decode(const char *s, size_t len, size_t max_event, int pattern, bool fail_third,
                   struct recorder *rec)
 {
         struct ao_watch_decoder *d = ao_watch_decoder_new(max_event, record, rec);
@@ -141,22 +110,14 @@ static int decode(const char *s, size_t len, size_t max_event, int pattern, bool
         uint64_t state = pattern == 6 ? 0 : 0x9E3779B97F4A7C15ULL ^ len;
         int r = 0;
 
-        if (offloading)
-                ao_watch_decoder_set_offload(d, OFFLOAD_MIN, offload);
         rec->fail_third = fail_third;
         for (size_t off = 0; off < len && r >= 0;) {
                 size_t n = pattern < 0 ? len : next_chunk((unsigned) pattern, s, off, len, &state);
                 if (n > len - off)
                         n = len - off;
-                /* A line offloaded by an earlier chunk comes back now: this one waited behind it. */
-                bool late = ao_watch_decoder_busy(d);
                 r = ao_watch_decoder_feed(d, s + off, n, &err);
                 off += n;
-                if (r >= 0 && late)
-                        r = settle(d, rec, &err);
         }
-        while (r >= 0 && ao_watch_decoder_busy(d))
-                r = settle(d, rec, &err);
         if (r >= 0)
                 r = ao_watch_decoder_finish(d, &err);
         if (r < 0) {
@@ -170,8 +131,6 @@ static int decode(const char *s, size_t len, size_t max_event, int pattern, bool
                 if (ao_watch_decoder_feed(d, "\n", 1, NULL) != 0 || ao_watch_decoder_finish(d, NULL) != 0)
                         abort();
         }
-        free(rec->pending.line); /* a line offloaded just before the error is never resumed */
-        rec->pending = (struct offloaded){0};
         ao_watch_decoder_free(d);
         return r;
 }
@@ -210,8 +169,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         bool fail_third = mode & 16;
         struct recorder whole = {0}, chunked = {0};
 
-        int want = decode(s, len, max_event, -1, fail_third, false, &whole);
-        int got = decode(s, len, max_event, (int) (mode & 7), fail_third, mode & 64, &chunked);
+        int want = decode(s, len, max_event, -1, fail_third, &whole);
+        int got = decode(s, len, max_event, (int) (mode & 7), fail_third, &chunked);
         if (got != want || whole.text.len != chunked.text.len ||
             strcmp(ao_strbuf_str(&whole.text), ao_strbuf_str(&chunked.text)) != 0)
                 abort();

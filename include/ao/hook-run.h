@@ -21,9 +21,7 @@
  *
  * After a successful exit the outputs are read, never following symbolic
  * links and never more than their caps, and parsed; a malformed output
- * fails the run with the file, position and reason. Reading and parsing
- * run on the runner's worker pool, off the loop (a values patch may be
- * 16 MiB); the done callback comes on the loop when they are through. Output files are only
+ * fails the run with the file, position and reason. Output files are only
  * read after exit code 0, as in the Go operator. Afterwards the directory is
  * removed; or, when the run succeeded, no process of its group is left, its
  * inputs were at most 64 KiB and it holds exactly the protocol files (plain
@@ -63,8 +61,6 @@ struct ao_proc;
 struct ao_sandbox_profile;
 struct ao_snapshot_source;
 struct ao_hook_runner;
-struct ao_worker;
-struct ao_object_patch_ops;
 
 #define AO_HOOK_OUTPUT_MAX (16u * 1024 * 1024) /* bytes read from any one output file */
 
@@ -88,13 +84,6 @@ struct ao_hook_outcome {
         struct ao_metric_ops metrics;      /* EVENT */
         char *kubernetes_patch;            /* EVENT: the raw file (NUL-terminated), NULL when empty */
         size_t kubernetes_patch_len;
-        /*
-         * EVENT: the kubernetes patch parsed with the other outputs (off the loop), NULL when it is
-         * empty or invalid; whether it is valid does not decide ok (the caller needs a cluster to
-         * use it), object_patches_error says why not (code 0 when it is).
-         */
-        struct ao_object_patch_ops *object_patches;
-        struct ao_error object_patches_error;
         int enabled;          /* ENABLED: 1 or 0 (-1 before the run finished) */
         char *enabled_reason; /* ENABLED: the reason file when the result is false, else NULL */
 };
@@ -135,8 +124,6 @@ struct ao_hook_runner_options {
         bool tmp_dir_explicit;    /* the user chose it: use it even when it is not tmpfs */
         bool keep_files;          /* DEBUG_KEEP_TMP_FILES */
         char *const *environment; /* the operator's environment, copied; NULL: environ */
-        /* Where the outputs are read and parsed; borrowed, outlives the runner. NULL: on the loop. */
-        struct ao_worker *worker;
 };
 
 /**
@@ -145,11 +132,7 @@ struct ao_hook_runner_options {
  */
 int ao_hook_runner_new(struct ao_proc *proc, const struct ao_hook_runner_options *options,
                        struct ao_hook_runner **ret, struct ao_error *reterr);
-/**
- * Kill nothing (the proc owns the children) but remove the private directory. Runs whose outputs
- * are being read are dropped (their jobs cancelled): free the worker pool after the runner.
- * NULL is accepted.
- */
+/** Kill nothing (the proc owns the children) but remove the private directory. NULL is accepted. */
 struct ao_hook_runner *ao_hook_runner_free(struct ao_hook_runner *runner);
 
 /** The directory runs are created in (for logs and tests). */

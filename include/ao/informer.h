@@ -49,11 +49,6 @@
  * peak while listing is one page. A subscriber that joins once a list has handed out objects gets
  * them from a new LIST (the other subscribers see only what changed, as after a 410).
  *
- * Parsing: with a worker pool (ao_informers_options.worker), every list page and every watch
- * event of 64 KiB or more is parsed on the pool, off the loop (a page may be 256 MiB, an event
- * 16 MiB). A watch waits for its event's parse before it takes the next bytes (the stream is
- * paused meanwhile), so events reach the subscribers in the order the server sent them.
- *
  * Main thread only.
  */
 
@@ -70,7 +65,6 @@ struct ao_kube_resource;
 struct ao_reactor;
 struct ao_informers;
 struct ao_informer_sub;
-struct ao_worker;
 
 /** Why a watch or list failed, for kubernetes_client_watch_errors_total{error_type}. */
 typedef void ao_informer_error_observer(const char *error_type, void *userdata);
@@ -98,9 +92,6 @@ struct ao_informers_options {
         void *userdata;
         double retry_scale; /* multiplies the back-off (tests make it faster); <= 0 means 1 */
         unsigned page_size; /* LIST limit; 0: 500 */
-        /* Where list pages and long watch events are parsed; borrowed, outlives the informers. NULL: on
-         * the loop. */
-        struct ao_worker *worker;
 };
 
 struct ao_informers *ao_informers_new(struct ao_reactor *r, struct ao_kube_client *client,

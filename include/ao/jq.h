@@ -42,8 +42,7 @@ struct ao_jq_cache *ao_jq_cache_free(struct ao_jq_cache *c);
  * A compile error or runtime error (jq's "error(...)", a type error, halt_error) returns -EINVAL
  * with jq's message and the filter in @reterr, as one printable line ("jqFilter '.a': Cannot
  * index array with string \"a\""); a filter that does not compile is remembered and reported
- * on every call. -E2BIG: results of more than 4 times the input's nodes together (5000 at least),
- * or a value nested deeper than 1000 levels
+ * on every call. -E2BIG: more than 100000 results, or a value nested deeper than 1000 levels
  * (cJSON's own parse limit) in @input or the result. Nothing is written on failure.
  */
 int ao_jq_apply(struct ao_jq_cache *c, const char *filter, const struct cJSON *input,

@@ -33,9 +33,6 @@ struct ao_json_writer {
         off_t _offset;         /* where the next flush lands in the file */
         int _error;            /* the first error, -errno; 0 */
         size_t chunk;          /* flush once the buffer holds this much (AO_JSON_WRITER_CHUNK) */
-        /* Canonical text unless these are set (ao_json_print(), ao_json_pretty()): */
-        bool keep_order; /* members in the order of the tree rather than sorted */
-        unsigned indent; /* spaces per level, one member or item a line; 0: no whitespace */
 };
 
 /**
@@ -75,14 +72,3 @@ int ao_json_writer_finish(struct ao_json_writer *w, size_t *ret_len);
 
 /** Memory writers: the text (malloc'd, never NULL); the writer is left empty. */
 char *ao_json_writer_steal(struct ao_json_writer *w);
-
-/*
- * What cJSON_PrintUnformatted() and cJSON_Print() wrote, with this project's numbers and strings:
- * members in the order of the tree, a number's exact text (ao/json-number.h), doubles in their
- * shortest form. For documents whose member order means something (API bodies built field by
- * field, debug output in the Go operator's field order). Malloc'd, never NULL.
- */
-/** No whitespace. */
-char *ao_json_print(const struct cJSON *json);
-/** Indented by two spaces a level, one member or item a line ("key": value). */
-char *ao_json_pretty(const struct cJSON *json);

@@ -13,8 +13,9 @@
  * it was. Errors name the operation by its 0-based index in the whole
  * stream, its op and its path: "operation 2 (remove /a/b): path not found".
  *
- * Non-logging module; no global state: ao_jsonpatch_parse() may run on a
- * worker thread while the loop parses (ao_json_parse() keeps none either).
+ * Non-logging module. No global state of its own, but cJSON's parser stores
+ * its error position in a global (cJSON_GetErrorPtr): two threads must not
+ * run ao_jsonpatch_parse() (or any cJSON_Parse) at the same time.
  */
 
 #include <stdbool.h>
@@ -28,21 +29,18 @@ struct cJSON;
 #define AO_JSONPATCH_MAX_OPS   100000
 /*
  * No operation may place a value more than this many objects and arrays
- * deep (as AO_YAML_MAX_DEPTH, so patched values load back).
+ * deep (as AO_YAML_MAX_DEPTH, so patched values load back), and copy
+ * operations together may create at most AO_JSONPATCH_MAX_COPIED_NODES nodes:
+ * copying "" into "/a" doubles the document, so a few dozen such operations
+ * would otherwise exhaust memory.
  */
 #define AO_JSONPATCH_MAX_DEPTH 256
-/*
- * The work one ao_jsonpatch_apply() may do beyond reading its operations, in
- * nodes: those copies create, those adds, replaces and moves down walk to
- * check the depth, and the array elements look-ups step over. At most
- * AO_JSONPATCH_WORK_FACTOR times the nodes of the document and the patch
- * together, and never less than AO_JSONPATCH_WORK_MIN: copying "" into "/a"
- * doubles the document, so a few dozen copies would otherwise take seconds
- * and gigabytes, and the budget keeps a patch's cost and memory proportional
- * to what it is applied to (docs/SECURITY.md, "Budgets").
- */
-#define AO_JSONPATCH_WORK_FACTOR 4u
-#define AO_JSONPATCH_WORK_MIN    32768u
+#ifdef AO_FUZZING
+/* libFuzzer builds: the same checks at a budget inputs reach in milliseconds, not seconds. */
+#define AO_JSONPATCH_MAX_COPIED_NODES (64u * 1024)
+#else
+#define AO_JSONPATCH_MAX_COPIED_NODES (4u * 1024 * 1024)
+#endif
 
 enum ao_jsonpatch_op_type {
         AO_JSONPATCH_ADD,
@@ -91,9 +89,8 @@ int ao_jsonpatch_parse(const char *text, size_t len, const char *filename, struc
  * Returns 0, -ENOENT (a location does not exist, messages like "path not
  * found" or "array index 7 out of range (length 3)"), -E2BIG (a limit above),
  * -ENOMEM, or -EINVAL (anything else, "test failed: value differs" included).
- * Member look-ups in wide objects are indexed and array look-ups in order
- * walk on from the last element reached, so work stays within the budget
- * above for honest patches of many operations into one object or array.
+ * Work is linear in the document per operation at worst (cJSON objects are
+ * lists, so member look-ups are linear).
  */
 int ao_jsonpatch_apply(struct cJSON *doc, const struct cJSON *ops, unsigned flags, struct ao_error *reterr);
 

@@ -48,14 +48,7 @@ struct ao_kube_response {
 };
 
 typedef void ao_kube_done_handler(const struct ao_kube_response *resp, void *userdata);
-
-/* What a data handler returns to take no bytes now: they come again after ao_kube_stream_resume(). */
-#define AO_KUBE_DATA_PAUSE 1
-/**
- * Stream bytes as they come (only for a 2xx status). Return 0 when they are taken, < 0 to abort
- * the stream, or AO_KUBE_DATA_PAUSE to refuse them for now: the stream is paused (no byte is
- * read, no idle timeout runs) until ao_kube_stream_resume(), which offers them again.
- */
+/** Stream bytes as they come (only for a 2xx status). Return < 0 to abort the stream. */
 typedef int ao_kube_data_handler(const char *data, size_t len, void *userdata);
 /** Observes every finished request (metrics): @path is without the query string. */
 typedef void ao_kube_observe_handler(const char *method, const char *path, long status, uint64_t latency_usec,
@@ -124,13 +117,6 @@ int ao_kube_request_follow_up(struct ao_kube_client *c, const char *accept, cons
 int ao_kube_stream(struct ao_kube_client *c, const char *path_query, const char *accept,
                    uint64_t idle_timeout_usec, ao_kube_data_handler *data, ao_kube_done_handler *done,
                    void *userdata, struct ao_kube_request **ret, struct ao_error *reterr);
-
-/**
- * Go on with a stream whose data handler paused it: the bytes it refused come first, maybe from
- * inside this call, and so may @done when the handler now aborts the stream. Not from inside the
- * stream's own callbacks. Does nothing for a stream that is not paused; NULL is accepted.
- */
-void ao_kube_stream_resume(struct ao_kube_request *req);
 
 /** Abort a request or stream; its callbacks are never called afterwards. NULL is accepted. */
 void ao_kube_request_cancel(struct ao_kube_request *req);

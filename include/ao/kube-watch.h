@@ -9,8 +9,7 @@
  * half), so the decoder buffers bytes and splits on newlines; a line over the event cap is an
  * error (the caller drops the connection and re-lists), never a crash or an unbounded buffer.
  *
- * Non-logging module; thread-safe per decoder. ao_watch_event_parse() and ao_kube_list_parse()
- * keep no state: they may run on a worker thread (include/ao/worker.h) while the loop decodes.
+ * Non-logging module; thread-safe per decoder.
  */
 
 #include <stdbool.h>
@@ -42,7 +41,6 @@ struct ao_watch_event {
         enum ao_watch_type type;
         struct cJSON *object;
         const char *resource_version; /* object.metadata.resourceVersion (points into @object), or NULL */
-        size_t size; /* bytes of its line: what parsing and freeing @object cost grows with */
 };
 
 /**
@@ -64,49 +62,9 @@ struct ao_watch_decoder;
 struct ao_watch_decoder *ao_watch_decoder_new(size_t max_event, ao_watch_event_handler *cb, void *userdata);
 struct ao_watch_decoder *ao_watch_decoder_free(struct ao_watch_decoder *d);
 
-/* What feed and resume return while an offloaded line's event is awaited. */
-#define AO_WATCH_DECODER_BUSY 1
-
-/**
- * Parse one non-blank event line of @len bytes (without its line ending) into @ret: its
- * @ordinal (1-based) names it in errors. The decoder's own step, for whoever parses the lines it
- * offloads; thread-safe, touches nothing but its arguments.
- */
-int ao_watch_event_parse(const char *line, size_t len, size_t ordinal, struct ao_watch_event *ret,
-                         struct ao_error *reterr);
-
-/**
- * A line the decoder does not parse itself: @line (malloc'd, NUL-terminated, @len bytes without
- * its line ending) is the handler's to parse (ao_watch_event_parse(), with @ordinal) and free,
- * and to hand the result back with ao_watch_decoder_resume(). Called from inside feed or resume.
- */
-typedef void ao_watch_offload_handler(char *line, size_t len, size_t ordinal, void *userdata);
-
-/**
- * Hand lines of at least @min_bytes to @offload instead of parsing them inside feed (a 16 MiB
- * event is parsed elsewhere while the caller goes on). Until the line's event comes back the
- * decoder is busy: feed keeps what it is given, undecoded, behind the line (so events keep their
- * order), and returns AO_WATCH_DECODER_BUSY. A caller that bounds its memory stops feeding while
- * busy (the informer pauses the stream).
- */
-void ao_watch_decoder_set_offload(struct ao_watch_decoder *d, size_t min_bytes,
-                                  ao_watch_offload_handler *offload);
-
-/** An offloaded line's event is awaited. */
-bool ao_watch_decoder_busy(const struct ao_watch_decoder *d);
-
-/**
- * The offloaded line's result: @parsed is what ao_watch_event_parse() returned; >= 0 delivers
- * @ev (the handler takes its object), then decodes what waited behind the line; < 0 means the
- * caller has put the parse's error in @reterr, and the decoder fails with it. Returns as feed
- * does: 0 (idle), AO_WATCH_DECODER_BUSY (another line went to the handler) or < 0.
- */
-int ao_watch_decoder_resume(struct ao_watch_decoder *d, int parsed, struct ao_watch_event *ev,
-                            struct ao_error *reterr);
-
 /**
  * Feed @len bytes. Every complete line ("\n", or "\r\n") is decoded and delivered; blank lines
- * are skipped. Returns 0, AO_WATCH_DECODER_BUSY when a line was offloaded (see above), or < 0. A line that is not a JSON object with a known "type" and an object "object", or
+ * are skipped. A line that is not a JSON object with a known "type" and an object "object", or
  * longer than the cap, fails with -EBADMSG / -E2BIG and a message with the event's ordinal
  * number (1-based, since the last reset) and a short excerpt; -E2BIG comes as soon as the held
  * part of a line is over the cap, without waiting for its newline. Events before the failing
@@ -118,14 +76,11 @@ int ao_watch_decoder_feed(struct ao_watch_decoder *d, const char *data, size_t l
 /**
  * At the end of the stream: -EBADMSG when a partial line is left over (truncated stream: a last
  * event without its newline counts as truncated, as the API server always ends events with
- * one), else 0 and the decoder may be fed again. -EBUSY while busy: resume first.
+ * one), else 0 and the decoder may be fed again.
  */
 int ao_watch_decoder_finish(struct ao_watch_decoder *d, struct ao_error *reterr);
 
-/**
- * Drop buffered bytes, the event count and any error (new connection), and an offloaded line's
- * awaited event: its result must not be resumed (the informer cancels the job parsing it).
- */
+/** Drop buffered bytes, the event count and any error (new connection). */
 void ao_watch_decoder_reset(struct ao_watch_decoder *d);
 
 /** A metav1.Status: what errors and ERROR events carry. Strings point into the parsed object. */

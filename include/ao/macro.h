@@ -70,15 +70,3 @@ static inline int ao_negative_errno(void)
 {
         return errno > 0 ? -errno : -EIO;
 }
-
-/* The value of hex digit @c (either case), or -1: for \u escapes and %XX escapes alike. */
-static inline int ao_hex_digit(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}

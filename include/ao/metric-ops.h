@@ -29,7 +29,7 @@
  * an empty group, and names or label values that are not valid UTF-8 are
  * errors; member names are case-sensitive.
  *
- * Non-logging module; thread-safe (no global state: the hook runner parses on its worker thread).
+ * Non-logging module; thread-safe except for cJSON's parse-error global.
  */
 
 #include <stddef.h>

@@ -24,7 +24,7 @@
  * Unknown fields and wrong types are errors naming the operation's index and the field:
  *   "KUBERNETES_PATCH_PATH: operation 2: mergePatch: must be an object or a string holding one"
  *
- * Non-logging module; thread-safe (no global state: the hook runner parses on its worker thread).
+ * Non-logging module; thread-safe except for cJSON's parse-error global.
  */
 
 #include <stdbool.h>

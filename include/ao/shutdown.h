@@ -28,8 +28,7 @@ struct ao_shutdown_participant {
         /* How much work is still running; shutdown completes when every participant reports 0. */
         size_t (*pending)(void *userdata);
         /* The grace period is over or a second signal came: kill everything still running (SIGKILL to
-         * process groups). Work killed this way must still be reported through pending(). NULL: the
-         * work ends on its own (it is bounded) and is only waited for. */
+         * process groups). Work killed this way must still be reported through pending(). */
         void (*force)(void *userdata);
 };
 

@@ -42,9 +42,6 @@ void ao_strbuf_append_quoted(struct ao_strbuf *sb, const char *s);
 /** Append @s unquoted with control characters escaped and invalid UTF-8 replaced: safe on a terminal. */
 void ao_strbuf_append_sanitized(struct ao_strbuf *sb, const char *s);
 
-/** Make room for @extra more bytes at once (when the final size is known: no copy on the way). */
-void ao_strbuf_reserve(struct ao_strbuf *sb, size_t extra);
-
 /** Empty the buffer, keeping its memory. */
 void ao_strbuf_reset(struct ao_strbuf *sb);
 /** Release the memory when more than @max_cap bytes are held, so one huge line does not pin it. */

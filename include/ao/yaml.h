@@ -29,18 +29,10 @@
 struct cJSON;
 
 /* Limits applied while loading; exceeding one is an error, never a crash. */
-#define AO_YAML_MAX_INPUT (64u * 1024 * 1024) /* bytes */
-#define AO_YAML_MAX_DEPTH 256                 /* nesting of mappings and sequences */
-#define AO_YAML_MAX_NODES (4u * 1024 * 1024)  /* nodes (keys included) after alias expansion */
-/*
- * Aliases and merge keys copy at most AO_YAML_ALIAS_FACTOR times the nodes written out in the text
- * (AO_YAML_ALIAS_NODES_MIN at least) and AO_YAML_ALIAS_FACTOR times the input's bytes of strings
- * (AO_YAML_ALIAS_BYTES_MIN at least): a document costs at most about that many times what its
- * text alone would (docs/SECURITY.md, "Budgets").
- */
-#define AO_YAML_ALIAS_FACTOR    4u
-#define AO_YAML_ALIAS_NODES_MIN 10000u
-#define AO_YAML_ALIAS_BYTES_MIN (1024u * 1024)
+#define AO_YAML_MAX_INPUT       (64u * 1024 * 1024) /* bytes */
+#define AO_YAML_MAX_DEPTH       256                 /* nesting of mappings and sequences */
+#define AO_YAML_MAX_NODES       (4u * 1024 * 1024)  /* nodes (keys included) after alias expansion */
+#define AO_YAML_MAX_ALIAS_BYTES (8u * 1024 * 1024)  /* string bytes copied by aliases and merge keys */
 /*
  * Longest mapping key, in characters of its JSON string form without the
  * quotes: YAML's simple-key limit, so that every loaded document can be
@@ -54,10 +46,10 @@ struct cJSON;
  * caller). An empty document gives a cJSON null. More than one document is
  * an error. @filename names the input in error messages (may be NULL: "<input>").
  *
- * Besides AO_YAML_MAX_NODES and the alias budget above, aliases are held to
- * go-yaml's ratio ("document contains excessive aliasing": above 1000 nodes,
- * at most 99% of them may come from aliases, sliding down to 10% at 4M
- * nodes), so memory stays proportional to the input.
+ * Besides AO_YAML_MAX_NODES, aliases are held to go-yaml's ratio
+ * ("document contains excessive aliasing": above 1000 nodes, at most 99% of
+ * them may come from aliases, sliding down to 10% at 4M nodes), so memory
+ * stays proportional to the input.
  *
  * Returns 0, -EINVAL (syntax or content, message in @reterr), -EFBIG (input
  * over AO_YAML_MAX_INPUT), -E2BIG (a limit above was exceeded) or -ENOMEM.
@@ -85,8 +77,8 @@ int ao_yaml_load_stream(const char *text, size_t len, const char *filename, stru
  * characters, "\u0000", numbers outside JSON's grammar and a key twice in
  * one object are errors. The YAML limits apply (AO_YAML_MAX_INPUT, _DEPTH,
  * _NODES over the whole stream). Errors read "file:line:column: what".
- * Returns 0, -EINVAL, -EFBIG, -E2BIG or -ENOMEM. Thread-safe: no global
- * state (ao_json_parse()).
+ * Returns 0, -EINVAL, -EFBIG, -E2BIG or -ENOMEM. cJSON's parse-error global
+ * makes it unsafe to run in two threads at once.
  */
 int ao_json_load_stream(const char *text, size_t len, const char *filename, struct cJSON **ret_array,
                         struct ao_error *reterr);
@@ -103,10 +95,9 @@ int ao_yaml_load_stream_file(const char *path, struct cJSON **ret_array, struct 
 
 /**
  * Canonical JSON text of @json: object keys sorted by byte value at every
- * level (equal keys keep their order), no insignificant whitespace, numbers
- * as ao/json-number.h says (a number's exact text when it has one, integral
- * doubles below 1e21 without exponent or fraction, other doubles in the
- * shortest text that reads back), NaN and infinities as null (as
+ * level (equal keys keep their order), no insignificant whitespace, integers
+ * below 1e21 without exponent or fraction, other numbers in the shortest of
+ * %.15g/%.16g/%.17g that round-trips, NaN and infinities as null (as
  * cJSON_Print and JSON.stringify do). Equal documents give equal text: used
  * for checksums. The text of a tree from ao_yaml_load() loads back to the
  * same canonical text (C1 controls, U+2028/U+2029 and U+FFFE/U+FFFF are

@@ -14,14 +14,13 @@
 #include <openssl/evp.h>
 
 #include "ao/alloc.h"
-#include "ao/json-parse.h"
 #include "ao/json-type.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 
 /*
  * helm prints its --output json with Go's encoding/json: one value and a
- * newline. ao_json_parse() reads it; anything but whitespace after the value is an
+ * newline. cJSON reads it; anything but whitespace after the value is an
  * error, as it would be for Go. Only the fields the operator uses are
  * checked, so a newer helm adding fields still parses.
  */
@@ -63,11 +62,11 @@ static int parse_json(const char *what, const char *text, size_t len, cJSON **re
                 *ret = NULL;
                 return 0;
         }
-        struct ao_json_parse_error bad;
-        _cleanup_(json_deletep) cJSON *json = ao_json_parse(text, len, &end, &bad);
-        if (!json)
-                return ao_error_set(reterr, -EBADMSG, "%s: invalid JSON at byte %zu", what,
-                                    ao_json_parse_error_byte(&bad, len));
+        _cleanup_(json_deletep) cJSON *json = cJSON_ParseWithLengthOpts(text, len, &end, false);
+        if (!json) {
+                size_t at = end && end >= text && end <= text + len ? (size_t) (end - text) : 0;
+                return ao_error_set(reterr, -EBADMSG, "%s: invalid JSON at byte %zu", what, at);
+        }
         size_t at = (size_t) (end - text);
         while (at < len && is_json_space(text[at]))
                 at++;

@@ -14,7 +14,6 @@
 
 #include "ao/alloc.h"
 #include "ao/base64.h"
-#include "ao/json-parse.h"
 #include "ao/json-type.h"
 #include "ao/quote.h"
 
@@ -320,12 +319,12 @@ static bool is_json_space(char c)
 static int parse_object(const char *text, size_t len, cJSON **ret, struct ao_error *reterr)
 {
         const char *end = NULL;
-        struct ao_json_parse_error bad;
-        _cleanup_(json_deletep) cJSON *json = ao_json_parse(text, len, &end, &bad);
+        _cleanup_(json_deletep) cJSON *json = cJSON_ParseWithLengthOpts(text, len, &end, false);
 
-        if (!json)
-                return ao_error_set(reterr, -EBADMSG, "release JSON: invalid JSON at byte %zu",
-                                    ao_json_parse_error_byte(&bad, len));
+        if (!json) {
+                size_t at = end && end >= text && end <= text + len ? (size_t) (end - text) : 0;
+                return ao_error_set(reterr, -EBADMSG, "release JSON: invalid JSON at byte %zu", at);
+        }
         size_t at = (size_t) (end - text);
         while (at < len && is_json_space(text[at]))
                 at++;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ao/json-parse.h"
 #include "ao/json-writer.h"
 
 /* A snapshot named, its items left to ao_binding_contexts_write(). */
@@ -255,7 +254,7 @@ cJSON *ao_snapshot_items(const struct ao_snapshot_source *src, const char *bindi
                 ao_json_writer_init(&w, -1);
                 if (src->write(src->userdata, binding, &w) >= 0) {
                         char *text = ao_json_writer_steal(&w);
-                        items = ao_json_parse_all(text, strlen(text), NULL);
+                        items = cJSON_Parse(text);
                         free(text);
                 }
                 ao_json_writer_done(&w);

@@ -7,9 +7,7 @@
 #include <cjson/cJSON.h>
 #include <string.h>
 
-#include "ao/alloc.h"
 #include "ao/jsonpatch.h"
-#include "ao/object-patch.h"
 #include "ao/values.h"
 #include "workspace.h"
 
@@ -68,14 +66,13 @@ int ao_hook_patch_check_scope(const cJSON *ops, const char *values_key, const ch
 }
 
 static int read_patch(struct run_dir *rd, const char *name, const char *values_key, cJSON **ret,
-                      size_t *bytes, struct ao_error *reterr)
+                      struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
         int r = workspace_read(rd, name, AO_JSONPATCH_MAX_INPUT, &text, &len, reterr);
         if (r < 0)
                 return r;
-        *bytes += len;
         cJSON *ops = NULL;
         if ((r = ao_jsonpatch_parse(text, len, name, &ops, reterr)) < 0)
                 return r;
@@ -91,26 +88,12 @@ static int read_patch(struct run_dir *rd, const char *name, const char *values_k
         return 0;
 }
 
-static int read_metrics(struct run_dir *rd, struct ao_metric_ops *ret, size_t *bytes, struct ao_error *reterr)
+static int read_metrics(struct run_dir *rd, struct ao_metric_ops *ret, struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
         int r = workspace_read(rd, OUTPUT_METRICS, AO_METRIC_OPS_MAX_INPUT, &text, &len, reterr);
-        if (r < 0)
-                return r;
-        *bytes += len;
-        return ao_metric_ops_parse(text, len, OUTPUT_METRICS, ret, reterr);
-}
-
-/* Parsed here, with the rest (off the loop): a 16 MiB stream of YAML objects takes a while. */
-static void parse_object_patches(struct ao_hook_outcome *o)
-{
-        struct ao_object_patch_ops *ops = ao_xcalloc(1, sizeof(*ops));
-        if (ao_object_patch_parse(o->kubernetes_patch, o->kubernetes_patch_len, ops,
-                                  &o->object_patches_error) < 0)
-                free(ops);
-        else
-                o->object_patches = ops;
+        return r < 0 ? r : ao_metric_ops_parse(text, len, OUTPUT_METRICS, ret, reterr);
 }
 
 static bool is_blank(const char *s)
@@ -118,27 +101,22 @@ static bool is_blank(const char *s)
         return s[strspn(s, " \t\r\n")] == '\0';
 }
 
-static int read_event(struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o, size_t *bytes,
-                      struct ao_error *reterr)
+int outputs_read_event(struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
+                       struct ao_error *reterr)
 {
-        int r = read_patch(rd, OUTPUT_VALUES_PATCH, values_key, &o->values_patch, bytes, reterr);
+        int r = read_patch(rd, OUTPUT_VALUES_PATCH, values_key, &o->values_patch, reterr);
         if (r >= 0)
-                r = read_patch(rd, OUTPUT_CONFIG_VALUES_PATCH, values_key, &o->config_values_patch, bytes,
-                               reterr);
+                r = read_patch(rd, OUTPUT_CONFIG_VALUES_PATCH, values_key, &o->config_values_patch, reterr);
         if (r >= 0)
-                r = read_metrics(rd, &o->metrics, bytes, reterr);
+                r = read_metrics(rd, &o->metrics, reterr);
         if (r >= 0)
                 r = workspace_read(rd, OUTPUT_KUBERNETES_PATCH, AO_HOOK_OUTPUT_MAX, &o->kubernetes_patch,
                                    &o->kubernetes_patch_len, reterr);
-        if (r >= 0)
-                *bytes += o->kubernetes_patch_len;
         if (r >= 0 && is_blank(o->kubernetes_patch)) {
                 free(o->kubernetes_patch);
                 o->kubernetes_patch = NULL;
                 o->kubernetes_patch_len = 0;
         }
-        if (r >= 0 && o->kubernetes_patch)
-                parse_object_patches(o);
         return r;
 }
 
@@ -158,7 +136,7 @@ static int parse_enabled(const char *text, bool *ret)
         return 0;
 }
 
-static int read_enabled(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
+int outputs_read_enabled(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
 {
         _cleanup_free_ char *text = NULL;
         size_t len;
@@ -185,27 +163,9 @@ static int read_enabled(struct run_dir *rd, struct ao_hook_outcome *o, struct ao
         return 0;
 }
 
-static int read_config(struct run_dir *rd, struct ao_hook_outcome *o, size_t *bytes, struct ao_error *reterr)
+int outputs_read_config(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr)
 {
-        int r =
-            workspace_read(rd, OUTPUT_CONFIG, AO_HOOK_OUTPUT_MAX, &o->config_text, &o->config_len, reterr);
-        if (r >= 0)
-                *bytes += o->config_len;
-        return r;
-}
-
-int outputs_read(enum ao_hook_run_mode mode, struct run_dir *rd, const char *values_key,
-                 struct ao_hook_outcome *o, size_t *ret_bytes, struct ao_error *reterr)
-{
-        *ret_bytes = 0;
-        switch (mode) {
-        case AO_HOOK_RUN_CONFIG:
-                return read_config(rd, o, ret_bytes, reterr);
-        case AO_HOOK_RUN_ENABLED:
-                return read_enabled(rd, o, reterr);
-        default:
-                return read_event(rd, values_key, o, ret_bytes, reterr);
-        }
+        return workspace_read(rd, OUTPUT_CONFIG, AO_HOOK_OUTPUT_MAX, &o->config_text, &o->config_len, reterr);
 }
 
 void outputs_done(struct ao_hook_outcome *o)
@@ -215,10 +175,6 @@ void outputs_done(struct ao_hook_outcome *o)
         cJSON_Delete(o->config_values_patch);
         ao_metric_ops_done(&o->metrics);
         free(o->kubernetes_patch);
-        if (o->object_patches) {
-                ao_object_patch_ops_done(o->object_patches);
-                free(o->object_patches);
-        }
         free(o->enabled_reason);
         *o = (struct ao_hook_outcome){.enabled = -1};
 }

@@ -19,13 +19,10 @@ struct run_dir;
 #define OUTPUT_ENABLED_REASON      "module-enabled-reason"
 #define OUTPUT_CONFIG              "config-output"
 
-/**
- * Read and check the outputs of a run of @mode into @o (@values_key: a module hook's, NULL for
- * global hooks); *@ret_bytes: how many bytes the output files held. Errors name the file.
- * Touches nothing but its arguments and static tables, so it may run on any thread while @rd,
- * @values_key and @o are its alone.
- */
-int outputs_read(enum ao_hook_run_mode mode, struct run_dir *rd, const char *values_key,
-                 struct ao_hook_outcome *o, size_t *ret_bytes, struct ao_error *reterr);
+/** Read and check the outputs of an event run into @o; errors name the file. */
+int outputs_read_event(struct run_dir *rd, const char *values_key, struct ao_hook_outcome *o,
+                       struct ao_error *reterr);
+int outputs_read_enabled(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr);
+int outputs_read_config(struct run_dir *rd, struct ao_hook_outcome *o, struct ao_error *reterr);
 /** Release what the outputs hold and reset @o. */
 void outputs_done(struct ao_hook_outcome *o);

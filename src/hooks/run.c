@@ -17,7 +17,6 @@
 #include "ao/json-writer.h"
 #include "ao/log.h"
 #include "ao/strbuf.h"
-#include "ao/worker.h"
 #include "outputs.h"
 #include "workspace.h"
 
@@ -35,11 +34,6 @@
  * file and never held whole. malloc_trim costs a few ms on a large heap, against tens for the run.
  */
 #define TRIM_AFTER_INPUT (1024 * 1024)
-/*
- * Outputs of this many bytes and more are freed on the worker pool once the done callback
- * returned: freeing the tree of a 16 MiB patch holds a thread for tens of ms.
- */
-#define RELEASE_OFF_LOOP (64 * 1024)
 
 extern char **environ;
 
@@ -75,12 +69,10 @@ struct hook_run {
         const struct ao_sandbox_profile *profile; /* borrowed: outlives the run, as for the proc layer */
         bool reusable;                            /* the run went cleanly: its directory may serve the next */
         size_t input_bytes;                       /* written into the inputs */
-        size_t output_bytes;                      /* read from the outputs */
         char stderr_tail[STDERR_TAIL_MAX];        /* the last line the hook wrote to stderr */
         ao_hook_done_handler *on_done;
         void *userdata;
         struct ao_hook_outcome outcome;
-        struct ao_worker_job *job; /* reading the outputs, off the loop; NULL otherwise */
 };
 
 struct ao_hook_runner {
@@ -91,7 +83,6 @@ struct ao_hook_runner {
         struct hook_run *active;
         size_t n_active;
         char *cwd; /* owned: ours, asked once (the operator never changes it); NULL if unknown */
-        struct ao_worker *worker; /* borrowed, outlives the runner; NULL: outputs are read on the loop */
 };
 
 static bool is_protocol_variable(const char *entry)
@@ -128,28 +119,8 @@ int ao_hook_runner_new(struct ao_proc *proc, const struct ao_hook_runner_options
         }
         copy_environment(runner, options->environment ? options->environment : environ);
         runner->cwd = getcwd(NULL, 0);
-        runner->worker = options->worker;
         *ret = runner;
         return 0;
-}
-
-static void outcome_release(void *data)
-{
-        outputs_done(data);
-        free(data);
-}
-
-/* What the outcome still holds (the done callback may have taken parts): large, on the pool. */
-static void release_outcome(struct hook_run *run)
-{
-        if (run->output_bytes < RELEASE_OFF_LOOP || !run->runner->worker) {
-                outputs_done(&run->outcome);
-                return;
-        }
-        struct ao_hook_outcome *o = ao_xmalloc(sizeof(*o));
-        *o = run->outcome;
-        run->outcome = (struct ao_hook_outcome){.enabled = -1};
-        ao_worker_release(run->runner->worker, outcome_release, o);
 }
 
 static void run_free(struct hook_run *run)
@@ -162,12 +133,10 @@ static void run_free(struct hook_run *run)
         if (run->next)
                 run->next->prev = run->prev;
         runner->n_active--;
-        /* Its outputs are being read: the job has the directory, and drops it with what it read. */
-        ao_worker_job_cancel(run->job);
         if (run->dir.path)
                 workspace_release_run_dir(&runner->workspace, &run->dir, run->key, run->profile,
                                           run->reusable);
-        release_outcome(run);
+        outputs_done(&run->outcome);
         free(run->hook_name);
         free(run->module);
         free(run->values_key);
@@ -412,12 +381,35 @@ static void describe_failure(struct hook_run *run, const struct ao_proc_result *
         ao_strbuf_done(&sb);
 }
 
-/*
- * The run is over and its outcome complete: decide what becomes of its directory, report, free.
- */
-static void finish_run(struct hook_run *run)
+static int read_outputs(struct hook_run *run)
 {
-        const struct ao_proc_result *result = &run->outcome.result;
+        struct ao_error *err = &run->outcome.error;
+        int r;
+        switch (run->mode) {
+        case AO_HOOK_RUN_CONFIG:
+                r = outputs_read_config(&run->dir, &run->outcome, err);
+                break;
+        case AO_HOOK_RUN_ENABLED:
+                r = outputs_read_enabled(&run->dir, &run->outcome, err);
+                break;
+        default:
+                r = outputs_read_event(&run->dir, run->values_key, &run->outcome, err);
+                break;
+        }
+        if (r < 0)
+                ao_error_prefix(err, "hook '%s'", run->hook_name);
+        return r;
+}
+
+static void on_child_exit(struct ao_proc_run *prun, const struct ao_proc_result *result, void *userdata)
+{
+        (void) prun;
+        struct hook_run *run = userdata;
+        run->outcome.result = *result;
+        if (result->exit_code != 0 || result->launch_error)
+                describe_failure(run, result);
+        else
+                run->outcome.ok = read_outputs(run) >= 0;
         /*
          * No process of the run's group is left (the hook leads its own group): none can write into
          * the directory once the next run has it. A zombie still counts, so this errs on the side of
@@ -437,88 +429,6 @@ static void finish_run(struct hook_run *run)
         /* After the callback: the caller's binding contexts are gone with its finished task by now. */
         if (trim)
                 (void) malloc_trim(0);
-}
-
-/*
- * Reading and parsing the outputs of a run that went well, on the runner's worker pool: a values
- * patch or a metrics file may be 16 MiB, which must not hold the loop.
- *
- * The job owns all it works on until its done runs: the run directory (moved out of the run,
- * which holds none of its fds meanwhile), a copy of the values key, and the outcome it fills.
- * Everything else it reaches is immutable: the mode, the static tables of file names and of the
- * parsers. The run itself never leaves the loop. Should the runner be freed meanwhile, the run
- * goes with it and cancels the job, whose done then only closes the directory (the workspace
- * removes its whole tree) and drops what was read.
- */
-struct output_job {
-        struct hook_run *run; /* the loop's: read by the done only */
-        enum ao_hook_run_mode mode;
-        char *values_key;               /* owned copy; NULL for global hooks */
-        struct run_dir dir;             /* owned while the job is */
-        struct ao_hook_outcome outcome; /* what was read, and why it could not be */
-        size_t bytes;                   /* the output files held */
-        int r;
-};
-
-static void output_job_run(void *data)
-{
-        struct output_job *job = data;
-        job->r = outputs_read(job->mode, &job->dir, job->values_key, &job->outcome, &job->bytes,
-                              &job->outcome.error);
-}
-
-static void output_job_done(void *data, bool cancelled)
-{
-        struct output_job *job = data;
-        if (cancelled) {
-                workspace_drop_run_dir(&job->dir);
-                outputs_done(&job->outcome);
-        } else {
-                struct hook_run *run = job->run;
-                run->job = NULL;
-                run->dir = job->dir;
-                job->outcome.result = run->outcome.result;
-                run->outcome = job->outcome;
-                run->outcome.ok = job->r >= 0;
-                run->output_bytes = job->bytes;
-                if (job->r < 0)
-                        ao_error_prefix(&run->outcome.error, "hook '%s'", run->hook_name);
-                finish_run(run);
-        }
-        free(job->values_key);
-        free(job);
-}
-
-/* Hand the outputs to the worker pool; the run finishes in output_job_done(). */
-static void read_outputs(struct hook_run *run)
-{
-        struct output_job *job = ao_xmalloc(sizeof(*job));
-        *job = (struct output_job){
-            .run = run,
-            .mode = run->mode,
-            .values_key = dup_or_null(run->values_key),
-            .dir = run->dir,
-            .outcome = {.enabled = -1},
-        };
-        run->dir.path = NULL; /* the job's now: run_free() releases no directory meanwhile */
-        /* Without a pool, or with one going away, the job runs here and now (done included). */
-        if (ao_worker_submit(run->runner->worker, output_job_run, output_job_done, job, &run->job) < 0) {
-                output_job_run(job);
-                output_job_done(job, false);
-        }
-}
-
-static void on_child_exit(struct ao_proc_run *prun, const struct ao_proc_result *result, void *userdata)
-{
-        (void) prun;
-        struct hook_run *run = userdata;
-        run->outcome.result = *result;
-        if (result->exit_code == 0 && !result->launch_error) {
-                read_outputs(run);
-                return;
-        }
-        describe_failure(run, result);
-        finish_run(run);
 }
 
 static char *directory_of(const char *path)

@@ -14,7 +14,6 @@
 #include "ao/hashmap.h"
 #include "ao/informer.h"
 #include "ao/jq.h"
-#include "ao/json-parse.h"
 #include "ao/json-writer.h"
 #include "ao/kube-discovery.h"
 #include "ao/watch-view.h"
@@ -147,9 +146,7 @@ static cJSON *item_to_json(const struct ao_watch_view *m, const struct item *it,
         }
         if (m->b->jq_filter) {
                 /* Our own canonical text: it parses, unless memory ran out (then null, not a crash). */
-                cJSON *result = it->filter_text
-                                    ? ao_json_parse_all(it->filter_text, strlen(it->filter_text), NULL)
-                                    : NULL;
+                cJSON *result = it->filter_text ? cJSON_Parse(it->filter_text) : NULL;
                 cJSON_AddItemToObject(j, "filterResult", result ? result : cJSON_CreateNull());
         }
         return j;

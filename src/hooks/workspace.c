@@ -212,11 +212,6 @@ static void run_dir_close(struct run_dir *rd)
         run_dir_init(rd, NULL, -1, NULL, 0);
 }
 
-void workspace_drop_run_dir(struct run_dir *rd)
-{
-        run_dir_close(rd);
-}
-
 /* Remove @rd's directory (unless keep) and close it: its files by name, then anything else the hook left. */
 static void run_dir_remove(struct workspace *w, struct run_dir *rd)
 {

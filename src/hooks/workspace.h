@@ -81,12 +81,6 @@ int workspace_acquire_run_dir(struct workspace *w, const char *key, const char *
 void workspace_release_run_dir(struct workspace *w, struct run_dir *rd, const char *key,
                                const struct ao_sandbox_profile *profile, bool reusable);
 
-/**
- * Close what @rd holds and reset it, leaving the directory in place: for a run dropped with its
- * runner, whose workspace_close() removes the whole tree. Touches nothing but @rd.
- */
-void workspace_drop_run_dir(struct run_dir *rd);
-
 /** Writes an input's contents to @out; returns ao_json_writer_error(@out) or another -errno. */
 typedef int workspace_producer(struct ao_json_writer *out, const void *userdata);
 

@@ -36,7 +36,6 @@
 
 #include "ao/alloc.h"
 #include "ao/http.h"
-#include "ao/json-writer.h"
 #include "ao/reactor.h"
 #include "ao/yaml.h"
 
@@ -293,8 +292,12 @@ static char *format_body(const cJSON *body, enum ao_http_format format, const ch
                 break;
         }
 
-        _cleanup_free_ char *json = ao_json_print(body);
-        return ao_xasprintf("%s\n", json);
+        char *json = cJSON_PrintUnformatted(body);
+        if (!json)
+                return NULL;
+        char *text = ao_xasprintf("%s\n", json);
+        cJSON_free(json);
+        return text;
 }
 
 static void respond_call(struct ao_http *h, h2o_req_t *req, struct ao_http_call *c)

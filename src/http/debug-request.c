@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "ao/alloc.h"
-#include "ao/macro.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 
@@ -106,10 +105,21 @@ static int parse_path(const char *path, struct ao_debug_request *req, struct ao_
 
 /* --- the query ------------------------------------------------------------- */
 
+static int hex_digit(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -1;
+}
+
 /* The byte "XX" of a %XX stands for; -1 for no hex pair, 0 for %00 (a NUL would cut the C string short). */
 static int escaped_byte(const char *xx)
 {
-        int hi = ao_hex_digit(xx[0]), lo = hi < 0 ? -1 : ao_hex_digit(xx[1]);
+        int hi = hex_digit(xx[0]), lo = hi < 0 ? -1 : hex_digit(xx[1]);
         return lo < 0 ? -1 : hi * 16 + lo;
 }
 

@@ -17,7 +17,6 @@
 
 #include <errno.h>
 #include <float.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -28,9 +27,6 @@
 #include <jq.h>
 
 #include "ao/alloc.h"
-#include "ao/hashmap.h"
-#include "ao/json-number.h"
-#include "ao/json-size.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
@@ -43,15 +39,11 @@
  */
 #define MAX_DEPTH 1000
 /*
- * Nodes of all the results of one run together: OUTPUT_FACTOR times the
- * input's, never less than OUTPUT_NODES_MIN. A generator without end
- * (`repeat(.)`) would otherwise take the process down, and `range(N)` or
- * many copies of the input would take the loop for as long as converting
- * them does; a filter picks from its object, so what it returns is about as
- * large as the object at most (docs/SECURITY.md, "Budgets").
+ * Results of one run. A generator without end (`repeat(.)`) would otherwise
+ * take the process down; no sensible filter produces this many values from
+ * one object.
  */
-#define OUTPUT_FACTOR    4u
-#define OUTPUT_NODES_MIN 5000u
+#define MAX_OUTPUTS 100000
 /* Bytes of the filter quoted in an error message; the rest is elided. */
 #define MAX_QUOTED_FILTER 200
 
@@ -164,77 +156,11 @@ static struct program *lookup(struct ao_jq_cache *c, const char *filter)
         return p;
 }
 
-/* ---- exact numbers ------------------------------------------------------------------------------- */
-
-/*
- * libjq 1.6 holds every number as a double, so a number kept as its text (ao/json-number.h:
- * 9007199254740993, 1e400) would leave a filter rounded. jq 1.7 keeps the literal of a number
- * that passes through a program unchanged; the same is done here from outside: while the input
- * is converted, each text is remembered by its double, and a result number whose double is the
- * double of one remembered text gets that text back. A double shared by two different texts, or
- * by a text and a number without one, is ambiguous and stays a double. The edge: a computed
- * result equal to the double of a text gets the text too (`.a + 1` on 9007199254740993 is the
- * double 2^53, which is that text's double, so it gives 9007199254740993).
- *
- * Texts only stand for doubles from 2^53 on and infinities, so numbers without text are noted
- * only there (where they can make a text ambiguous), and a result is looked up only there.
- */
-struct exact_numbers {
-        struct ao_hashmap *by_double; /* owned, NULL until needed: bits (hex) -> text, or AMBIGUOUS */
-};
-
-/* A value of by_double: the double is not one text's. */
-static char ambiguous_mark;
-#define AMBIGUOUS (&ambiguous_mark)
-
-static bool may_have_text(double d)
-{
-        return !(fabs(d) < AO_JSON_EXACT_INTEGER_LIMIT) && !isnan(d);
-}
-
-static void double_key(double d, char key[static 17])
-{
-        uint64_t bits;
-
-        memcpy(&bits, &d, sizeof(bits));
-        (void) snprintf(key, 17, "%016" PRIx64, bits);
-}
-
-/* Note number @item of the input: its text (borrowed from the input, which outlives the run). */
-static void remember_number(struct exact_numbers *x, const cJSON *item)
-{
-        const char *text = ao_json_number_text(item);
-        char key[17];
-
-        if (!text && !may_have_text(item->valuedouble))
-                return;
-        if (!x->by_double)
-                x->by_double = ao_hashmap_new(NULL);
-        double_key(item->valuedouble, key);
-        const char *known = ao_hashmap_get(x->by_double, key);
-        if (!known)
-                (void) ao_hashmap_put(x->by_double, key, text ? (void *) text : AMBIGUOUS);
-        else if (known != AMBIGUOUS && (!text || strcmp(known, text) != 0))
-                (void) ao_hashmap_put(x->by_double, key, AMBIGUOUS);
-}
-
-/* The text result number @d stands for, or NULL. */
-static const char *recall_number(const struct exact_numbers *x, double d)
-{
-        char key[17];
-
-        if (!x->by_double || !may_have_text(d))
-                return NULL;
-        double_key(d, key);
-        const char *text = ao_hashmap_get(x->by_double, key);
-        return text == AMBIGUOUS ? NULL : text;
-}
-
 /* ---- cJSON <-> jv -------------------------------------------------------------------------------- */
 
-static jv to_jv(const cJSON *item, int depth, struct exact_numbers *x);
+static jv to_jv(const cJSON *item, int depth);
 
-static jv array_to_jv(const cJSON *item, int depth, struct exact_numbers *x)
+static jv array_to_jv(const cJSON *item, int depth)
 {
         jv a = jv_array_sized(cJSON_GetArraySize(item));
         const cJSON *child;
@@ -242,7 +168,7 @@ static jv array_to_jv(const cJSON *item, int depth, struct exact_numbers *x)
 
         cJSON_ArrayForEach(child, item)
         {
-                jv v = to_jv(child, depth + 1, x);
+                jv v = to_jv(child, depth + 1);
                 if (!jv_is_valid(v)) {
                         jv_free(a);
                         return v;
@@ -252,14 +178,14 @@ static jv array_to_jv(const cJSON *item, int depth, struct exact_numbers *x)
         return a;
 }
 
-static jv object_to_jv(const cJSON *item, int depth, struct exact_numbers *x)
+static jv object_to_jv(const cJSON *item, int depth)
 {
         jv o = jv_object();
         const cJSON *child;
 
         cJSON_ArrayForEach(child, item)
         {
-                jv v = to_jv(child, depth + 1, x);
+                jv v = to_jv(child, depth + 1);
                 if (!jv_is_valid(v)) {
                         jv_free(o);
                         return v;
@@ -269,8 +195,8 @@ static jv object_to_jv(const cJSON *item, int depth, struct exact_numbers *x)
         return o;
 }
 
-/* A new jv for @item, or an invalid one with a message; its numbers' texts go to @x. */
-static jv to_jv(const cJSON *item, int depth, struct exact_numbers *x)
+/* A new jv for @item, or an invalid one with a message. */
+static jv to_jv(const cJSON *item, int depth)
 {
         bool container = cJSON_IsArray(item) || cJSON_IsObject(item);
 
@@ -283,14 +209,13 @@ static jv to_jv(const cJSON *item, int depth, struct exact_numbers *x)
         case cJSON_True:
                 return jv_true();
         case cJSON_Number:
-                remember_number(x, item);
                 return jv_number(item->valuedouble);
         case cJSON_String:
                 return jv_string(item->valuestring ? item->valuestring : "");
         case cJSON_Array:
-                return array_to_jv(item, depth, x);
+                return array_to_jv(item, depth);
         case cJSON_Object:
-                return object_to_jv(item, depth, x);
+                return object_to_jv(item, depth);
         case cJSON_Raw:
                 return jv_parse(item->valuestring ? item->valuestring : "null");
         default:
@@ -298,13 +223,12 @@ static jv to_jv(const cJSON *item, int depth, struct exact_numbers *x)
         }
 }
 
-static cJSON *from_jv(jv v, int depth, const struct exact_numbers *x, bool *too_deep);
+static cJSON *from_jv(jv v, int depth, bool *too_deep);
 
 /* Adds the converted @v (consumed) to @parent under @key (NULL: array element). */
-static bool add_from_jv(cJSON *parent, const char *key, jv v, int depth, const struct exact_numbers *x,
-                        bool *too_deep)
+static bool add_from_jv(cJSON *parent, const char *key, jv v, int depth, bool *too_deep)
 {
-        cJSON *item = from_jv(v, depth + 1, x, too_deep);
+        cJSON *item = from_jv(v, depth + 1, too_deep);
 
         if (!item)
                 return false;
@@ -315,13 +239,13 @@ static bool add_from_jv(cJSON *parent, const char *key, jv v, int depth, const s
         return true;
 }
 
-static cJSON *array_from_jv(jv v, int depth, const struct exact_numbers *x, bool *too_deep)
+static cJSON *array_from_jv(jv v, int depth, bool *too_deep)
 {
         cJSON *a = cJSON_CreateArray();
         int n = jv_array_length(jv_copy(v));
 
         for (int i = 0; a && i < n; i++)
-                if (!add_from_jv(a, NULL, jv_array_get(jv_copy(v), i), depth, x, too_deep)) {
+                if (!add_from_jv(a, NULL, jv_array_get(jv_copy(v), i), depth, too_deep)) {
                         cJSON_Delete(a);
                         a = NULL;
                 }
@@ -329,13 +253,13 @@ static cJSON *array_from_jv(jv v, int depth, const struct exact_numbers *x, bool
         return a;
 }
 
-static cJSON *object_from_jv(jv v, int depth, const struct exact_numbers *x, bool *too_deep)
+static cJSON *object_from_jv(jv v, int depth, bool *too_deep)
 {
         cJSON *o = cJSON_CreateObject();
 
         for (int it = jv_object_iter(v); o && jv_object_iter_valid(v, it); it = jv_object_iter_next(v, it)) {
                 jv key = jv_object_iter_key(v, it);
-                if (!add_from_jv(o, jv_string_value(key), jv_object_iter_value(v, it), depth, x, too_deep)) {
+                if (!add_from_jv(o, jv_string_value(key), jv_object_iter_value(v, it), depth, too_deep)) {
                         cJSON_Delete(o);
                         o = NULL;
                 }
@@ -345,23 +269,17 @@ static cJSON *object_from_jv(jv v, int depth, const struct exact_numbers *x, boo
         return o;
 }
 
-/*
- * The text of an input number the result passed through unchanged (see above); else as jq 1.6
- * prints it, NaN as null and infinities as +-DBL_MAX: what `jq -c` shows.
- */
-static cJSON *number_from_jv(jv v, const struct exact_numbers *x)
+/* jq 1.6 prints NaN as null and infinities as +-DBL_MAX: results are what `jq -c` shows. */
+static cJSON *number_from_jv(jv v)
 {
         double d = jv_number_value(v);
-        const char *text = recall_number(x, d);
 
         jv_free(v);
-        if (text)
-                return ao_json_number_from_literal(text, strlen(text));
         if (isnan(d))
                 return cJSON_CreateNull();
         if (isinf(d))
                 d = d > 0 ? DBL_MAX : -DBL_MAX;
-        return ao_json_number_from_double(d);
+        return cJSON_CreateNumber(d);
 }
 
 static cJSON *string_from_jv(jv v)
@@ -373,10 +291,10 @@ static cJSON *string_from_jv(jv v)
 }
 
 /*
- * A new cJSON value for @v (consumed), numbers exact as @x remembers them. NULL when cJSON runs
- * out of memory, or, with *too_deep set, when @v is nested deeper than MAX_DEPTH.
+ * A new cJSON value for @v (consumed). NULL when cJSON runs out of memory,
+ * or, with *too_deep set, when @v is nested deeper than MAX_DEPTH.
  */
-static cJSON *from_jv(jv v, int depth, const struct exact_numbers *x, bool *too_deep)
+static cJSON *from_jv(jv v, int depth, bool *too_deep)
 {
         jv_kind kind = jv_get_kind(v);
 
@@ -387,13 +305,13 @@ static cJSON *from_jv(jv v, int depth, const struct exact_numbers *x, bool *too_
         }
         switch (kind) {
         case JV_KIND_NUMBER:
-                return number_from_jv(v, x);
+                return number_from_jv(v);
         case JV_KIND_STRING:
                 return string_from_jv(v);
         case JV_KIND_ARRAY:
-                return array_from_jv(v, depth, x, too_deep);
+                return array_from_jv(v, depth, too_deep);
         case JV_KIND_OBJECT:
-                return object_from_jv(v, depth, x, too_deep);
+                return object_from_jv(v, depth, too_deep);
         default:
                 jv_free(v);
                 if (kind == JV_KIND_TRUE)
@@ -466,40 +384,10 @@ static int check_halted(jq_state *jq, const char *filter, struct ao_error *reter
         return runtime_error(reterr, filter, jq_get_error_message(jq));
 }
 
-/* Nodes of @v (borrowed), counted up to @limit + 1 and MAX_DEPTH levels: from_jv() refuses deeper. */
-static size_t jv_nodes(jv v, int depth, size_t limit)
-{
-        jv_kind kind = jv_get_kind(v);
-        size_t n = 1;
-
-        if (depth >= MAX_DEPTH)
-                return n;
-        if (kind == JV_KIND_ARRAY) {
-                int len = jv_array_length(jv_copy(v));
-                for (int i = 0; i < len && n <= limit; i++) {
-                        jv e = jv_array_get(jv_copy(v), i);
-                        n += jv_nodes(e, depth + 1, limit - n);
-                        jv_free(e);
-                }
-        } else if (kind == JV_KIND_OBJECT) {
-                for (int it = jv_object_iter(v); jv_object_iter_valid(v, it) && n <= limit;
-                     it = jv_object_iter_next(v, it)) {
-                        jv e = jv_object_iter_value(v, it);
-                        n += jv_nodes(e, depth + 1, limit - n); /* in cJSON the key is on the member's node */
-                        jv_free(e);
-                }
-        }
-        return n;
-}
-
-/*
- * Run @p on @input (consumed): one output is itself, several an array, none null. The results
- * may have @max_nodes nodes in all.
- */
-static int run(struct program *p, jv input, size_t max_nodes, jv *ret, struct ao_error *reterr)
+/* Run @p on @input (consumed): one output is itself, several an array, none null. */
+static int run(struct program *p, jv input, jv *ret, struct ao_error *reterr)
 {
         jv results = jv_array();
-        size_t nodes = 0;
         int n = 0, r;
 
         jq_start(p->jq, input, 0);
@@ -513,16 +401,10 @@ static int run(struct program *p, jv input, size_t max_nodes, jv *ret, struct ao
                         jv_free(v);
                         break;
                 }
-                nodes += jv_nodes(v, 0, max_nodes - nodes);
-                n++;
-                if (nodes > max_nodes) {
-                        char why[128];
-                        (void) snprintf(why, sizeof(why),
-                                        "results of more than %zu nodes (%u times the input, at least %u)",
-                                        max_nodes, OUTPUT_FACTOR, OUTPUT_NODES_MIN);
+                if (++n > MAX_OUTPUTS) {
                         jv_free(v);
                         jv_free(results);
-                        return filter_error(reterr, -E2BIG, p->filter, why);
+                        return filter_error(reterr, -E2BIG, p->filter, "more than 100000 results");
                 }
                 results = jv_array_append(results, v);
         }
@@ -546,7 +428,6 @@ int ao_jq_apply(struct ao_jq_cache *c, const char *filter, const struct cJSON *i
                 struct cJSON **ret_result, char **ret_text, struct ao_error *reterr)
 {
         struct program *p = lookup(c, filter);
-        struct exact_numbers x = {0};
         bool too_deep = false;
         cJSON *result;
         jv in, out;
@@ -554,22 +435,13 @@ int ao_jq_apply(struct ao_jq_cache *c, const char *filter, const struct cJSON *i
 
         if (!p->jq)
                 return filter_error(reterr, -EINVAL, filter, p->error);
-        size_t input_nodes = ao_json_count_nodes(input);
-        size_t max_nodes =
-            AO_MAX((size_t) OUTPUT_NODES_MIN,
-                   input_nodes > SIZE_MAX / OUTPUT_FACTOR ? SIZE_MAX : input_nodes * OUTPUT_FACTOR);
-        in = to_jv(input, 0, &x);
-        if (!jv_is_valid(in)) {
-                ao_hashmap_free(x.by_double);
+        in = to_jv(input, 0);
+        if (!jv_is_valid(in))
                 return runtime_error(reterr, filter, jv_invalid_get_msg(in));
-        }
-        r = run(p, in, max_nodes, &out, reterr);
-        if (r < 0) {
-                ao_hashmap_free(x.by_double);
+        r = run(p, in, &out, reterr);
+        if (r < 0)
                 return r;
-        }
-        result = from_jv(out, 0, &x, &too_deep);
-        ao_hashmap_free(x.by_double);
+        result = from_jv(out, 0, &too_deep);
         if (!result && too_deep)
                 return filter_error(reterr, -E2BIG, filter, "result nested deeper than 1000 levels");
         if (!result)

@@ -52,7 +52,6 @@ struct ao_kube_request {
         struct ao_strbuf response; /* plain: the body; stream: a non-2xx body */
         char errbuf[CURL_ERROR_SIZE];
         bool data_stopped; /* the data handler asked to stop */
-        bool data_paused;  /* the data handler asked to wait: curl holds the bytes it refused */
         bool body_too_big;
         uint64_t queued_usec, started_usec;
         ao_kube_data_handler *on_data;
@@ -244,12 +243,7 @@ static size_t on_curl_write(char *data, size_t size, size_t n, void *userdata)
                 long status = 0;
                 curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
                 if (status_is_success(status)) {
-                        int k = r->on_data(data, len, r->userdata);
-                        if (k == AO_KUBE_DATA_PAUSE) {
-                                r->data_paused = true;
-                                return CURL_WRITEFUNC_PAUSE; /* curl offers these bytes again on resume */
-                        }
-                        if (k < 0) {
+                        if (r->on_data(data, len, r->userdata) < 0) {
                                 r->data_stopped = true;
                                 return 0; /* aborts the transfer */
                         }
@@ -264,15 +258,6 @@ static size_t on_curl_write(char *data, size_t size, size_t n, void *userdata)
                 r->body_too_big = true;
                 return 0;
         }
-        /*
-         * A body whose length the server announced gets its buffer at once: growing it by doubling
-         * copies up to half of it at each step, tens of ms in one go for a list of 100 MB.
-         */
-        curl_off_t announced = -1;
-        if (r->response.cap == 0 &&
-            curl_easy_getinfo(r->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced) == CURLE_OK &&
-            announced > 0 && (uint64_t) announced <= AO_KUBE_BODY_MAX)
-                ao_strbuf_reserve(&r->response, (size_t) announced);
         ao_strbuf_append_n(&r->response, data, len);
         return len;
 }
@@ -599,27 +584,6 @@ int ao_kube_stream(struct ao_kube_client *c, const char *path_query, const char 
                 *ret = r;
         start_or_fail(c, r);
         return 0;
-}
-
-void ao_kube_stream_resume(struct ao_kube_request *r)
-{
-        if (!r || !r->data_paused)
-                return;
-        r->data_paused = false;
-        /*
-         * curl hands over the bytes it held back from inside this call, and asks for a timeout of 0
-         * to read on. Should the handler refuse them (stop), curl_easy_pause() says so here and the
-         * transfer would wait for bytes that may never come: it ends now, as a stopped one does.
-         */
-        CURLcode result = curl_easy_pause(r->easy, CURLPAUSE_CONT);
-        if (result != CURLE_OK)
-                finish_request(r->client, r, result);
-}
-
-char *kube_request_take_body(struct ao_kube_request *r, size_t *ret_len)
-{
-        *ret_len = r->response.len;
-        return ao_strbuf_steal(&r->response);
 }
 
 void ao_kube_request_cancel(struct ao_kube_request *r)

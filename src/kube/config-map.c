@@ -22,8 +22,6 @@
 #include "ao/config-data.h"
 #include "ao/config-map.h"
 #include "ao/informer.h"
-#include "ao/json-parse.h"
-#include "ao/json-writer.h"
 #include "ao/jsonpatch.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
@@ -79,12 +77,12 @@ static void replay_ops(struct ao_config_map *cm, cJSON *data, const char *key, c
                 cJSON_AddItemToArray(one, cJSON_Duplicate(op, true));
                 struct ao_error err = {0};
                 if (ao_jsonpatch_apply(doc, one, 0, &err) < 0) {
-                        char *text = ao_json_print(op);
+                        char *text = cJSON_PrintUnformatted(op);
                         ao_log(
                             AO_LOG_WARN,
                             "config: ConfigMap %s: key '%s' was edited on the server before a config patch "
                             "was stored, and its operation %s no longer applies (%s): dropped",
-                            cm->display, key, text, err.msg);
+                            cm->display, key, text ? text : "?", err.msg);
                         free(text);
                         cJSON_Delete(cJSON_DetachItemViaPointer(ops, op));
                 }
@@ -248,7 +246,7 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
         struct ao_config_map *cm = userdata;
         cm->write = NULL;
         if (resp->status == 200 || resp->status == 201) {
-                cJSON *obj = ao_json_parse_all(resp->body, resp->len, NULL);
+                cJSON *obj = cJSON_ParseWithLength(resp->body, resp->len);
                 const char *rv = meta_string(obj, "resourceVersion");
                 /* Our own write; the watch brings the same version, which then changes nothing. */
                 if (rv && (!cm->resource_version || strcmp(rv, cm->resource_version) != 0)) {
@@ -288,7 +286,7 @@ static void on_refetched(const struct ao_kube_response *resp, void *userdata)
         cm->write = NULL;
         struct ao_error err = {0};
         if (resp->status == 200 || resp->status == 404) {
-                cJSON *obj = resp->status == 200 ? ao_json_parse_all(resp->body, resp->len, NULL) : NULL;
+                cJSON *obj = resp->status == 200 ? cJSON_ParseWithLength(resp->body, resp->len) : NULL;
                 if (take_object(cm, obj, &err) < 0)
                         report_invalid(cm, &err);
                 cJSON_Delete(obj);
@@ -363,7 +361,7 @@ static char *write_body(struct ao_config_map *cm, bool create)
                 cJSON_AddStringToObject(meta, "resourceVersion", cm->resource_version);
         }
         cJSON_AddItemToObject(body, "data", data);
-        char *text = ao_json_print(body);
+        char *text = cJSON_PrintUnformatted(body);
         cJSON_Delete(body);
         cJSON_Delete(values);
         return text;

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "ao/alloc.h"
-#include "ao/json-parse.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery-fetch.h"
 #include "ao/kube-discovery.h"
@@ -111,7 +110,7 @@ static void on_response(const struct ao_kube_response *resp, void *userdata)
                 ao_error_set(&err, -EIO, "discovery of %s: %s", what, resp->error.msg);
         else if (resp->status != 200)
                 ao_error_set(&err, -EIO, "discovery of %s: HTTP %ld", what, resp->status);
-        else if (!(doc = ao_json_parse_all(resp->body, resp->len, NULL)))
+        else if (!(doc = cJSON_ParseWithLength(resp->body, resp->len)))
                 ao_error_set(&err, -EBADMSG, "discovery of %s: the answer is not JSON", what);
         if (!err.code && p->group_version)
                 ao_kube_discovery_add_resources(f->d, p->group_version, doc, &err);

@@ -25,14 +25,6 @@
  * that last saw it, ~100 bytes with the hash slot. Objects themselves are the subscribers'
  * business (a monitor keeps its jqFilter result). A subscriber that joins while a list is under
  * way, or after it, gets its objects from a new list.
- *
- * Parsing off the loop (with a worker pool): a list page's body is taken from its request and
- * parsed by a job, and the page is handed out from the job's done; a watch event of
- * WATCH_OFFLOAD_MIN bytes or more is handed over by the decoder and parsed by a job, while the
- * stream is paused and what came after the event waits in the decoder; the job's done resumes
- * both. A stream that ends meanwhile ends once its last event is through. The jobs own their
- * bytes and results; an informer that drops a stream or stops cancels them, and a cancelled
- * job's done only frees what it holds.
  */
 #include <cJSON.h>
 #include <limits.h>
@@ -49,7 +41,6 @@
 #include "ao/log.h"
 #include "ao/reactor.h"
 #include "ao/strbuf.h"
-#include "ao/worker.h"
 
 #include "internal.h"
 
@@ -57,11 +48,6 @@
 #define WATCH_TIMEOUT_MIN_SEC 300 /* the server ends each watch after 5-10 min, at random */
 #define WATCH_TIMEOUT_SPREAD  300
 #define WATCH_IDLE_GRACE_SEC  60 /* no byte for timeoutSeconds + this: the connection is dead */
-/*
- * Watch events from this size on are parsed on the worker pool. Below it a parse costs less
- * than the trip to a thread and back, and events are small: an object of a few KiB.
- */
-#define WATCH_OFFLOAD_MIN (64 * 1024)
 
 /*
  * Metadata-only informers ask for PartialObjectMetadata, falling back to full objects (servers
@@ -124,12 +110,8 @@ struct informer {
         bool relist_after_backoff;
         struct ao_kube_request *request; /* the list page or the watch in flight */
         struct ao_watch_decoder *decoder;
-        struct ao_error stream_error;    /* what the decoder refused, if anything */
-        bool stream_gone;                /* the stream carried a 410 ERROR event */
-        struct ao_worker_job *list_job;  /* a list page being parsed off the loop */
-        struct ao_worker_job *event_job; /* a long watch event being parsed off the loop */
-        bool stream_ended;               /* the watch ended while an event was being parsed: */
-        struct ao_kube_response end;     /* how (its body NULL), for when the event is through */
+        struct ao_error stream_error; /* what the decoder refused, if anything */
+        bool stream_gone;             /* the stream carried a 410 ERROR event */
         struct ao_source *retry_timer;
         struct ao_source *stop_defer;
         unsigned failures; /* in a row, since the watch last worked: the back-off's exponent */
@@ -165,12 +147,6 @@ static void request_relist(struct informer *inf);
 static void stored_free(void *p)
 {
         free(p);
-}
-
-/* A parsed tree freed on the worker pool (ao_worker_release()). */
-static void tree_release(void *data)
-{
-        cJSON_Delete(data);
 }
 
 static const char *json_string_at(const cJSON *obj, const char *a, const char *b)
@@ -487,81 +463,9 @@ static void take_page(struct informer *inf, const cJSON *items)
         }
 }
 
-/* A parsed page: the next one asked for, this one handed out, the list finished after the last. */
-static void take_list_page(struct informer *inf, struct ao_kube_list *list)
-{
-        bool last_page = !list->continue_token;
-        free(inf->continue_token);
-        inf->continue_token = TAKE_PTR(list->continue_token);
-        /*
-         * Ask for the next page first: the server prepares it while this one is handed out. (Should
-         * that request fail to start, the retry takes this page again: its objects count once.)
-         */
-        if (!last_page)
-                start_list(inf);
-        take_page(inf, list->items);
-        if (last_page)
-                list_finished(inf, list->resource_version);
-        /* A page may be hundreds of MiB of objects: their tree is freed on the pool. */
-        ao_worker_release(inf->reg->options.worker, tree_release, TAKE_PTR(list->items));
-        ao_kube_list_done(list);
-}
-
-/*
- * A list page parsed off the loop. The job owns the body (taken from its request, not copied: a
- * page may be 256 MiB), copies of the kind and apiVersion to fill into items, and the result.
- * The informer is the done's business only.
- */
-struct list_job {
-        struct informer *inf;
-        char *body; /* owned until the parse is through */
-        size_t len;
-        char *kind, *api_version; /* owned copies; NULL: the list's own */
-        struct ao_kube_list list;
-        struct ao_error error;
-        int r;
-};
-
-static void list_job_run(void *data)
-{
-        struct list_job *job = data;
-        job->r =
-            ao_kube_list_parse(job->body, job->len, job->kind, job->api_version, &job->list, &job->error);
-        /* Here too: releasing a body of hundreds of MiB is work of its own. */
-        free(job->body);
-        job->body = NULL;
-}
-
-static void list_job_done(void *data, bool cancelled)
-{
-        struct list_job *job = data;
-        if (!cancelled) {
-                struct informer *inf = job->inf;
-                inf->list_job = NULL;
-                if (job->r >= 0) {
-                        take_list_page(inf, &job->list);
-                } else {
-                        ao_log(AO_LOG_WARN, "informer %s: bad list response: %s", inf->key, job->error.msg);
-                        report_error(inf, "fail");
-                        retry_later(inf, 0, true);
-                }
-        }
-        ao_kube_list_done(&job->list);
-        free(job->body);
-        free(job->kind);
-        free(job->api_version);
-        free(job);
-}
-
-static char *dup_or_null(const char *s)
-{
-        return s ? ao_xstrdup(s) : NULL;
-}
-
 static void on_list_page(const struct ao_kube_response *resp, void *userdata)
 {
         struct informer *inf = userdata;
-        struct ao_kube_request *req = inf->request;
         inf->request = NULL;
         if (resp->status == 410) {
                 /* An expired continue token: the list starts over. */
@@ -583,24 +487,34 @@ static void on_list_page(const struct ao_kube_response *resp, void *userdata)
                             true); /* from the same page, if it has not expired */
                 return;
         }
+        struct ao_kube_list list = {0};
+        struct ao_error err = {0};
         /*
          * Items without kind and apiVersion get the resource's. A PartialObjectMetadataList's items
          * carry theirs; a server that fell back to full objects sends the resource's list, whose
          * kind and apiVersion say the same as the resource.
          */
-        struct list_job *job = ao_xmalloc(sizeof(*job));
-        *job = (struct list_job){
-            .inf = inf,
-            .kind = inf->metadata_only ? NULL : dup_or_null(inf->res->kind),
-            .api_version = inf->metadata_only ? NULL : dup_or_null(inf->res->api_version),
-        };
-        job->body = kube_request_take_body(req, &job->len);
-        /* Without a pool (or with one going away) the page is parsed here and now. */
-        if (ao_worker_submit(inf->reg->options.worker, list_job_run, list_job_done, job, &inf->list_job) <
-            0) {
-                list_job_run(job);
-                list_job_done(job, false);
+        const char *kind = inf->metadata_only ? NULL : inf->res->kind;
+        const char *api_version = inf->metadata_only ? NULL : inf->res->api_version;
+        if (ao_kube_list_parse(resp->body, resp->len, kind, api_version, &list, &err) < 0) {
+                ao_log(AO_LOG_WARN, "informer %s: bad list response: %s", inf->key, err.msg);
+                report_error(inf, "fail");
+                retry_later(inf, 0, true);
+                return;
         }
+        bool last_page = !list.continue_token;
+        free(inf->continue_token);
+        inf->continue_token = TAKE_PTR(list.continue_token);
+        /*
+         * Ask for the next page first: the server prepares it while this one is handed out. (Should
+         * that request fail to start, the retry takes this page again: its objects count once.)
+         */
+        if (!last_page)
+                start_list(inf);
+        take_page(inf, list.items);
+        if (last_page)
+                list_finished(inf, list.resource_version);
+        ao_kube_list_done(&list);
 }
 
 /*
@@ -661,15 +575,6 @@ static void apply_event(struct informer *inf, enum ao_watch_type type, const cJS
         free(key);
 }
 
-/* Free a parsed object: one of a long event on the pool (tens of ms for a 16 MiB tree), others here. */
-static void release_object(struct informer *inf, cJSON *obj, size_t size)
-{
-        if (size >= WATCH_OFFLOAD_MIN)
-                ao_worker_release(inf->reg->options.worker, tree_release, obj);
-        else
-                cJSON_Delete(obj);
-}
-
 static int on_watch_event(struct ao_watch_event *ev, void *userdata)
 {
         struct informer *inf = userdata;
@@ -680,7 +585,7 @@ static int on_watch_event(struct ao_watch_event *ev, void *userdata)
                 else
                         ao_error_set(&inf->stream_error, -EPROTO, "ERROR event: %s",
                                      st.message && *st.message ? st.message : "(no message)");
-                release_object(inf, ev->object, ev->size);
+                cJSON_Delete(ev->object);
                 return -1; /* nothing after an ERROR event is trusted */
         }
         if (ev->resource_version && *ev->resource_version) {
@@ -690,7 +595,7 @@ static int on_watch_event(struct ao_watch_event *ev, void *userdata)
         if (ev->type != AO_WATCH_EVENT_BOOKMARK)
                 apply_event(inf, ev->type, ev->object);
         inf->failures = 0; /* the watch works: the next failure starts the back-off afresh */
-        release_object(inf, ev->object, ev->size);
+        cJSON_Delete(ev->object);
         return 0;
 }
 
@@ -699,18 +604,16 @@ static int on_watch_data(const char *data, size_t len, void *userdata)
         struct informer *inf = userdata;
         if (inf->stream_gone || inf->stream_error.code)
                 return -1;
-        /* An event is being parsed off the loop: these bytes come after it (watch_settled() asks again). */
-        if (ao_watch_decoder_busy(inf->decoder))
-                return AO_KUBE_DATA_PAUSE;
         int r = ao_watch_decoder_feed(inf->decoder, data, len, &inf->stream_error);
         if (r < 0 && !inf->stream_gone && inf->stream_error.code == 0)
                 ao_error_set(&inf->stream_error, r, "watch stream stopped");
         return r < 0 ? -1 : 0;
 }
 
-/* The watch is over (@resp: how; its body only for a non-2xx status): list, watch again or wait. */
-static void watch_ended(struct informer *inf, const struct ao_kube_response *resp)
+static void on_watch_done(const struct ao_kube_response *resp, void *userdata)
 {
+        struct informer *inf = userdata;
+        inf->request = NULL;
         if (inf->stream_gone || resp->status == 410) {
                 ao_log(AO_LOG_INFO, "informer %s: resourceVersion %s is too old (410), listing again",
                        inf->key, inf->resource_version ? inf->resource_version : "?");
@@ -747,110 +650,6 @@ static void watch_ended(struct informer *inf, const struct ao_kube_response *res
         start_watch(inf);
 }
 
-static void on_watch_done(const struct ao_kube_response *resp, void *userdata)
-{
-        struct informer *inf = userdata;
-        inf->request = NULL;
-        if (inf->event_job) {
-                /* Its last event is still being parsed: the stream ends once that is through. */
-                inf->stream_ended = true;
-                inf->end = *resp;
-                inf->end.body = NULL; /* a stream with events had a 2xx status: it has none */
-                inf->end.len = 0;
-                return;
-        }
-        watch_ended(inf, resp);
-}
-
-/* The decoder is through with an offloaded event (@r as resume returned it): go on with the stream. */
-static void watch_settled(struct informer *inf, int r)
-{
-        if (r < 0 && !inf->stream_gone && inf->stream_error.code == 0)
-                ao_error_set(&inf->stream_error, r, "watch stream stopped");
-        if (r == AO_WATCH_DECODER_BUSY)
-                return; /* the next long event went to the pool: its done goes on from here */
-        if (inf->stream_ended) {
-                inf->stream_ended = false;
-                struct ao_kube_response end = inf->end;
-                watch_ended(inf, &end);
-                return;
-        }
-        if (r < 0) {
-                /* The stream sent what is refused (an ERROR event, bad JSON): end it, as a refused chunk does. */
-                ao_kube_request_cancel(inf->request);
-                inf->request = NULL;
-                watch_ended(inf, &(struct ao_kube_response){.status = 200});
-                return;
-        }
-        ao_kube_stream_resume(inf->request); /* the bytes it held back come first, maybe from in here */
-}
-
-/*
- * A long watch event parsed off the loop. The job owns the line (the decoder's buffer, handed
- * over) and the result. The informer is the done's business only.
- */
-struct event_job {
-        struct informer *inf;
-        char *line; /* owned until the parse is through */
-        size_t len, ordinal;
-        struct ao_watch_event ev;
-        struct ao_error error;
-        int r;
-};
-
-static void event_job_run(void *data)
-{
-        struct event_job *job = data;
-        job->r = ao_watch_event_parse(job->line, job->len, job->ordinal, &job->ev, &job->error);
-        free(job->line);
-        job->line = NULL;
-}
-
-static void event_job_done(void *data, bool cancelled)
-{
-        struct event_job *job = data;
-        if (cancelled) {
-                cJSON_Delete(job->ev.object);
-        } else {
-                struct informer *inf = job->inf;
-                inf->event_job = NULL;
-                if (job->r < 0)
-                        inf->stream_error = job->error;
-                /* The decoder delivers the event (on_watch_event() takes its object), then what waited. */
-                watch_settled(inf,
-                              ao_watch_decoder_resume(inf->decoder, job->r, &job->ev, &inf->stream_error));
-        }
-        free(job->line);
-        free(job);
-}
-
-/* The decoder hands over an event of WATCH_OFFLOAD_MIN bytes or more. */
-static void offload_event(char *line, size_t len, size_t ordinal, void *userdata)
-{
-        struct informer *inf = userdata;
-        struct event_job *job = ao_xmalloc(sizeof(*job));
-        *job = (struct event_job){.inf = inf, .line = line, .len = len, .ordinal = ordinal};
-        if (ao_worker_submit(inf->reg->options.worker, event_job_run, event_job_done, job, &inf->event_job) <
-            0) {
-                /* The pool stops only after the informers: this stream has no future anyway. */
-                ao_error_set(&inf->stream_error, -ESHUTDOWN, "watch event %zu: the worker pool is stopping",
-                             ordinal);
-                free(line);
-                free(job);
-        }
-}
-
-/* Leave the watch under way, without its callbacks: the request, an event being parsed, an end awaited. */
-static void drop_watch(struct informer *inf)
-{
-        ao_kube_request_cancel(inf->request);
-        inf->request = NULL;
-        ao_worker_job_cancel(inf->event_job);
-        inf->event_job = NULL;
-        inf->stream_ended = false;
-        ao_watch_decoder_reset(inf->decoder);
-}
-
 static void start_watch(struct informer *inf)
 {
         if (!inf->resource_version) {
@@ -863,7 +662,6 @@ static void start_watch(struct informer *inf)
         inf->phase = PHASE_WATCHING;
         inf->stream_gone = false;
         ao_error_clear(&inf->stream_error);
-        /* Nothing is left of the last stream by now (its end waited for its events): this is a new one. */
         ao_watch_decoder_reset(inf->decoder);
         unsigned timeout = WATCH_TIMEOUT_MIN_SEC + (unsigned) (ao_backoff_random() % WATCH_TIMEOUT_SPREAD);
         struct ao_strbuf q = {0};
@@ -886,8 +684,6 @@ static void start_watch(struct informer *inf)
 static void informer_free(struct informer *inf)
 {
         ao_kube_request_cancel(inf->request);
-        ao_worker_job_cancel(inf->list_job);
-        ao_worker_job_cancel(inf->event_job);
         ao_source_free(inf->retry_timer);
         ao_source_free(inf->stop_defer);
         ao_source_free(inf->relist_defer);
@@ -948,8 +744,6 @@ static struct informer *informer_new(struct ao_informers *reg, const char *key,
         inf->collection = ao_kube_resource_path(res, inf->ns, NULL);
         inf->objects = ao_hashmap_new(stored_free);
         inf->decoder = ao_watch_decoder_new(AO_WATCH_EVENT_MAX, on_watch_event, inf);
-        if (reg->options.worker)
-                ao_watch_decoder_set_offload(inf->decoder, WATCH_OFFLOAD_MIN, offload_event);
         if (ao_reactor_add_time(reg->reactor, &inf->retry_timer, 0, on_retry, inf) < 0) {
                 informer_free(inf);
                 return NULL;
@@ -968,7 +762,8 @@ static int on_relist(struct ao_source *s, void *userdata)
         if (inf->phase != PHASE_WATCHING || !any_sub_in(inf, SUB_WAITING))
                 return 0;
         ao_log(AO_LOG_DEBUG, "informer %s: a new subscriber: listing again", inf->key);
-        drop_watch(inf);
+        ao_kube_request_cancel(inf->request);
+        inf->request = NULL;
         start_list(inf);
         return 0;
 }

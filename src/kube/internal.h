@@ -5,7 +5,6 @@
  * Private to src/kube/: what its files share, by the file that defines it and the files that use
  * it. Never included outside src/kube/.
  *   kube_query_escape()   client.c; informer.c
- *   kube_request_take_body()  client.c; informer.c
  *   kube_credentials_*()  credentials.c; client.c
  */
 
@@ -20,15 +19,6 @@ struct ao_strbuf;
 
 /** Append @s percent-encoded for a query parameter value. */
 void kube_query_escape(struct ao_strbuf *q, const char *s);
-
-struct ao_kube_request;
-
-/**
- * From a plain request's done callback: take the body (malloc'd, NUL-terminated; *@ret_len its
- * length) instead of letting it go with the request. The response's body pointer then names the
- * caller's memory. Spares copying a list of hundreds of MiB to hand it to another thread.
- */
-char *kube_request_take_body(struct ao_kube_request *r, size_t *ret_len);
 
 /*
  * What the client authenticates with, copied from the config and kept fresh: a token file is

@@ -19,8 +19,6 @@
 #include <time.h>
 
 #include "ao/alloc.h"
-#include "ao/json-parse.h"
-#include "ao/json-writer.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
 #include "ao/lease.h"
@@ -152,7 +150,7 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
         l->request = NULL;
         if (resp->status == 200 || resp->status == 201) {
                 cJSON_Delete(l->last);
-                l->last = ao_json_parse_all(resp->body, resp->len, NULL);
+                l->last = cJSON_ParseWithLength(resp->body, resp->len);
                 became_leader(l);
         } else if (resp->status == 409) {
                 /* Someone else wrote first: they won this round. */
@@ -174,7 +172,7 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
 static void write_lease(struct ao_lease *l, cJSON *body, bool create)
 {
         l->sent_usec = ao_reactor_now(l->options.reactor);
-        char *text = ao_json_print(body);
+        char *text = cJSON_PrintUnformatted(body);
         struct ao_error err = {0};
         if (ao_kube_request(l->options.client, create ? "POST" : "PUT", create ? l->collection : l->path,
                             "application/json", text, strlen(text), on_written, l, &l->request, &err) < 0) {
@@ -219,7 +217,7 @@ static void on_read(const struct ao_kube_response *resp, void *userdata)
                 write_lease(l, lease_body(l, NULL, l->identity, true), true);
                 return;
         }
-        cJSON *lease = resp->status == 200 ? ao_json_parse_all(resp->body, resp->len, NULL) : NULL;
+        cJSON *lease = resp->status == 200 ? cJSON_ParseWithLength(resp->body, resp->len) : NULL;
         if (!lease) {
                 char what[AO_ERROR_MSG_MAX + 32];
                 if (resp->status)
@@ -318,7 +316,7 @@ struct ao_lease *ao_lease_free(struct ao_lease *l)
         if (l->leader && l->last) {
                 /* Hand it over now rather than after a whole lease duration. */
                 cJSON *body = lease_body(l, l->last, "", false);
-                char *text = ao_json_print(body);
+                char *text = cJSON_PrintUnformatted(body);
                 struct ao_error err = {0};
                 (void) ao_kube_request(l->options.client, "PUT", l->path, "application/json", text,
                                        strlen(text), on_released, NULL, NULL, &err);

@@ -10,7 +10,6 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
-#include "ao/json-parse.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 
@@ -43,17 +42,16 @@ static int parse_body(const char *body, size_t len, cJSON **ret, struct ao_error
 {
         const char *end = NULL;
         char buf[EXCERPT_MAX];
-        struct ao_json_parse_error bad;
         cJSON *doc;
 
         if (!body) {
                 body = "";
                 len = 0;
         }
-        doc = ao_json_parse(body, len, &end, &bad);
+        doc = cJSON_ParseWithLengthOpts(body, len, &end, false);
         if (!doc) {
-                /* The offending byte (the last one when the text ran out). */
-                size_t at = ao_json_parse_error_byte(&bad, len);
+                /* cJSON points at or just after the offending byte (the last one when the text ran out). */
+                size_t at = end && end >= body && end <= body + len ? (size_t) (end - body) : 0;
                 size_t from = at > CONTEXT_BEFORE ? at - CONTEXT_BEFORE : 0;
                 return ao_error_set(reterr, -EBADMSG, "list: invalid JSON at byte %zu: '%s'", at,
                                     ao_quote_bytes(buf, sizeof(buf), body + from, len - from));

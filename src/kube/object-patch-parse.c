@@ -12,7 +12,6 @@
 
 #include "ao/alloc.h"
 #include "ao/input.h"
-#include "ao/json-writer.h"
 #include "ao/jsonpatch.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
@@ -270,11 +269,12 @@ static int decode_object(struct parser *p, cJSON *doc, const struct fields *f, s
  */
 static int check_json_patch(struct parser *p, struct ao_object_patch_op *op)
 {
-        /* ao_json_print(): numbers keep their exact text through the round trip. */
-        _cleanup_free_ char *text = ao_json_print(op->patch);
+        _cleanup_free_ char *text = cJSON_PrintUnformatted(op->patch);
         struct ao_error err = {0};
         cJSON *ops = NULL;
 
+        if (!text)
+                return op_fail(p, -ENOMEM, "out of memory");
         if (ao_jsonpatch_parse(text, strlen(text), "jsonPatch", &ops, &err) < 0) {
                 /*
                  * "jsonPatch:1:1: operation 2: unknown op 'x'": the position in the printed text means

@@ -12,8 +12,6 @@
 #include "ao/alloc.h"
 #include "ao/backoff.h"
 #include "ao/jq.h"
-#include "ao/json-parse.h"
-#include "ao/json-writer.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
 #include "ao/kube-watch.h"
@@ -113,7 +111,7 @@ static void op_failed(struct ao_object_patch_run *run, const struct ao_kube_resp
         if (resp->status == 0) {
                 snprintf(msg, sizeof(msg), "%s", resp->error.msg);
         } else {
-                cJSON *body = ao_json_parse_all(resp->body, resp->len, NULL);
+                cJSON *body = resp->body ? cJSON_ParseWithLength(resp->body, resp->len) : NULL;
                 struct ao_kube_status st = {0};
                 if (body && ao_kube_status_from_json(body, &st) >= 0 && st.message && *st.message)
                         snprintf(msg, sizeof(msg), "HTTP %ld: %s", resp->status, st.message);
@@ -134,7 +132,7 @@ static bool success(long status)
 static void send(struct ao_object_patch_run *run, const char *method, const char *path,
                  const char *content_type, const cJSON *body, ao_kube_done_handler *cb)
 {
-        char *text = body ? ao_json_print(body) : NULL;
+        char *text = body ? cJSON_PrintUnformatted(body) : NULL;
         struct ao_error err = {0};
         if (ao_kube_request(run->env.client, method, path, content_type, text, text ? strlen(text) : 0, cb,
                             run, &run->request, &err) < 0) {
@@ -158,7 +156,7 @@ static void on_get_for_update(const struct ao_kube_response *resp, void *userdat
                 op_failed(run, resp);
                 return;
         }
-        cJSON *live = ao_json_parse_all(resp->body, resp->len, NULL);
+        cJSON *live = cJSON_ParseWithLength(resp->body, resp->len);
         const cJSON *rv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(live, "metadata"),
                                                            "resourceVersion");
         cJSON *object = cJSON_Duplicate(current(run)->object, true);
@@ -298,7 +296,7 @@ static void on_jq_get(const struct ao_kube_response *resp, void *userdata)
                 op_failed(run, resp);
                 return;
         }
-        cJSON *live = ao_json_parse_all(resp->body, resp->len, NULL), *result = NULL;
+        cJSON *live = cJSON_ParseWithLength(resp->body, resp->len), *result = NULL;
         struct ao_error err = {0};
         if (!live || ao_jq_apply(run->env.jq, op->jq_filter, live, &result, NULL, &err) < 0) {
                 cJSON_Delete(live);

@@ -11,7 +11,6 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
-#include "ao/json-parse.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 #include "ao/string-table.h"
@@ -33,15 +32,9 @@
  * released, so one huge event does not pin its memory for the life of the
  * watch.
  *
- * Offloading: with an offload handler, a line of at least offload_min bytes is not parsed here
- * but handed over (the held buffer itself, not a copy, when the line came in pieces), and the
- * decoder is busy until its event comes back through ao_watch_decoder_resume(). Whatever is fed
- * meanwhile, and the rest of the chunk that ended the line, waits in the backlog, undecoded, and
- * is decoded on resume: an event never overtakes one before it.
- *
- * Duplicate keys, which the API server never sends, are let through as the
- * parser keeps them (ao/json-parse.h): the events come from the server and
- * go to hooks as JSON again.
+ * cJSON is lax in ways the API server never exercises (raw control
+ * characters in strings, duplicate keys): they are let through, as the
+ * events come from the server and go to hooks as JSON again.
  */
 
 #define EXCERPT_MAX    64          /* bytes of a line quoted in an error, "..." included */
@@ -63,10 +56,6 @@ struct ao_watch_decoder {
         size_t cap;      /* at most max_event + 1 */
         size_t n_events; /* non-blank lines seen since the last reset: the ordinal in messages */
         bool failed;     /* an error was returned: only reset() or free() are allowed now */
-        ao_watch_offload_handler *offload; /* NULL: every line is parsed here */
-        size_t offload_min;                /* bytes from which a line is offloaded */
-        bool busy;                         /* an offloaded line's event is awaited */
-        struct ao_strbuf backlog;          /* owned: bytes fed while busy, not yet looked at */
 };
 
 AO_STRING_TABLE(ao_watch_type, enum ao_watch_type, type_names);
@@ -90,21 +79,8 @@ struct ao_watch_decoder *ao_watch_decoder_free(struct ao_watch_decoder *d)
         if (!d)
                 return NULL;
         free(d->buf);
-        ao_strbuf_done(&d->backlog);
         free(d);
         return NULL;
-}
-
-void ao_watch_decoder_set_offload(struct ao_watch_decoder *d, size_t min_bytes,
-                                  ao_watch_offload_handler *offload)
-{
-        d->offload = offload;
-        d->offload_min = AO_MAX(min_bytes, (size_t) 1);
-}
-
-bool ao_watch_decoder_busy(const struct ao_watch_decoder *d)
-{
-        return d->busy;
 }
 
 static void release_buffer(struct ao_watch_decoder *d)
@@ -122,18 +98,16 @@ void ao_watch_decoder_reset(struct ao_watch_decoder *d)
         release_buffer(d);
         d->n_events = 0;
         d->failed = false;
-        d->busy = false;
-        ao_strbuf_done(&d->backlog);
 }
 
 /* ---- errors ---------------------------------------------------------------------------------------- */
 
-static int fail(size_t ordinal, struct ao_error *reterr, int code, const char *line, size_t len,
+static int fail(struct ao_watch_decoder *d, struct ao_error *reterr, int code, const char *line, size_t len,
                 const char *reason)
 {
         char buf[EXCERPT_MAX];
 
-        return ao_error_set(reterr, code, "watch event %zu: %s: '%s'", ordinal, reason,
+        return ao_error_set(reterr, code, "watch event %zu: %s: '%s'", d->n_events, reason,
                             ao_quote_bytes(buf, EXCERPT_MAX, line, len));
 }
 
@@ -168,59 +142,71 @@ static const char *resource_version_of(const cJSON *object)
 }
 
 /* Check the envelope of a parsed line and take its object out of it. */
-static int unwrap(size_t ordinal, cJSON *root, const char *line, size_t len, struct ao_watch_event *ret,
-                  struct ao_error *reterr)
+static int unwrap(struct ao_watch_decoder *d, cJSON *root, const char *line, size_t len,
+                  struct ao_watch_event *ret, struct ao_error *reterr)
 {
         char buf[EXCERPT_MAX];
 
         if (!cJSON_IsObject(root))
-                return fail(ordinal, reterr, -EBADMSG, line, len, "not a JSON object");
+                return fail(d, reterr, -EBADMSG, line, len, "not a JSON object");
         const cJSON *type = cJSON_GetObjectItemCaseSensitive(root, "type");
         if (!type)
-                return fail(ordinal, reterr, -EBADMSG, line, len, "missing \"type\"");
+                return fail(d, reterr, -EBADMSG, line, len, "missing \"type\"");
         if (!cJSON_IsString(type))
-                return fail(ordinal, reterr, -EBADMSG, line, len, "\"type\" is not a string");
+                return fail(d, reterr, -EBADMSG, line, len, "\"type\" is not a string");
         enum ao_watch_type t = ao_watch_type_from_string(type->valuestring);
         if (t < 0)
                 return ao_error_set(
-                    reterr, -EBADMSG, "watch event %zu: unknown type '%s'", ordinal,
+                    reterr, -EBADMSG, "watch event %zu: unknown type '%s'", d->n_events,
                     ao_quote_bytes(buf, EXCERPT_MAX, type->valuestring, strlen(type->valuestring)));
         cJSON *object = cJSON_GetObjectItemCaseSensitive(root, "object");
         if (!object)
-                return fail(ordinal, reterr, -EBADMSG, line, len, "missing \"object\"");
+                return fail(d, reterr, -EBADMSG, line, len, "missing \"object\"");
         if (!cJSON_IsObject(object))
-                return fail(ordinal, reterr, -EBADMSG, line, len, "\"object\" is not an object");
+                return fail(d, reterr, -EBADMSG, line, len, "\"object\" is not an object");
 
         *ret = (struct ao_watch_event){
             .type = t,
             .object = cJSON_DetachItemViaPointer(root, object),
             .resource_version = resource_version_of(object),
-            .size = len,
         };
         return 0;
 }
 
-int ao_watch_event_parse(const char *line, size_t len, size_t ordinal, struct ao_watch_event *ret,
-                         struct ao_error *reterr)
+/*
+ * Parse one line (without its "\n"). Sets ret->object to NULL for a blank
+ * line. The line is not needed any more when this returns.
+ */
+static int parse_line(struct ao_watch_decoder *d, const char *line, size_t len, struct ao_watch_event *ret,
+                      struct ao_error *reterr)
 {
         const char *end = NULL;
         cJSON *root;
 
-        struct ao_json_parse_error bad;
-        root = ao_json_parse(line, len, &end, &bad);
+        len = content_length(len, len > 0 ? line[len - 1] : 0);
+        if (len > d->max_event)
+                return too_big(d, reterr);
+        if (is_blank(line, len)) {
+                *ret = (struct ao_watch_event){0};
+                return 0;
+        }
+        d->n_events++;
+
+        root = cJSON_ParseWithLengthOpts(line, len, &end, false);
         if (!root) {
-                /* The offending byte (the last one when the text ran out). */
-                size_t at = ao_json_parse_error_byte(&bad, len);
+                /* cJSON points at or just after the offending byte (the last one when the text ran out). */
+                size_t at = end && end >= line && end <= line + len ? (size_t) (end - line) : 0;
                 size_t from = at > CONTEXT_BEFORE ? at - CONTEXT_BEFORE : 0;
                 char buf[EXCERPT_MAX];
                 return ao_error_set(reterr, -EBADMSG, "watch event %zu: invalid JSON at byte %zu: '%s'",
-                                    ordinal, at, ao_quote_bytes(buf, EXCERPT_MAX, line + from, len - from));
+                                    d->n_events, at,
+                                    ao_quote_bytes(buf, EXCERPT_MAX, line + from, len - from));
         }
         if (!is_blank(end, (size_t) (line + len - end))) {
                 cJSON_Delete(root);
-                return fail(ordinal, reterr, -EBADMSG, line, len, "text after the event");
+                return fail(d, reterr, -EBADMSG, line, len, "text after the event");
         }
-        int r = unwrap(ordinal, root, line, len, ret, reterr);
+        int r = unwrap(d, root, line, len, ret, reterr);
         cJSON_Delete(root);
         return r;
 }
@@ -259,64 +245,24 @@ static int hold(struct ao_watch_decoder *d, const char *data, size_t len, struct
         return 0;
 }
 
-/* Hand line @line (@len bytes, held in the buffer when @held) to the offload handler; busy until resumed. */
-static void offload_line(struct ao_watch_decoder *d, const char *line, size_t len, bool held)
-{
-        char *copy;
-        if (held) {
-                /* The buffer goes with the line (a 16 MiB event is not copied); the next line gets a new one. */
-                copy = ao_xrealloc(d->buf, len + 1);
-                d->buf = NULL;
-                d->len = d->cap = 0;
-        } else {
-                copy = ao_xmalloc(len + 1);
-                memcpy(copy, line, len);
-        }
-        copy[len] = '\0';
-        d->busy = true;
-        d->offload(copy, len, d->n_events, d->userdata);
-}
-
-/*
- * Decode one line (without its "\n"), at @line or, when @held, in the buffer: blank lines are
- * skipped, long ones offloaded, the rest parsed and delivered. The line is not needed any more
- * when this returns.
- */
-static int decode_line(struct ao_watch_decoder *d, const char *line, size_t len, bool held,
-                       struct ao_error *reterr)
-{
-        struct ao_watch_event ev;
-
-        len = content_length(len, len > 0 ? line[len - 1] : 0);
-        if (len > d->max_event)
-                return too_big(d, reterr);
-        if (is_blank(line, len)) {
-                if (held)
-                        release_buffer(d);
-                return 0;
-        }
-        d->n_events++;
-        if (d->offload && len >= d->offload_min) {
-                offload_line(d, line, len, held);
-                return 0;
-        }
-        int r = ao_watch_event_parse(line, len, d->n_events, &ev, reterr);
-        if (held)
-                release_buffer(d);
-        if (r < 0)
-                return r;
-        return deliver(d, &ev, reterr);
-}
-
 /* A line whose "\n" is at @data + @len: straight from @data when nothing is held, else via the buffer. */
 static int complete_line(struct ao_watch_decoder *d, const char *data, size_t len, struct ao_error *reterr)
 {
-        if (d->len == 0)
-                return decode_line(d, data, len, false, reterr);
-        int r = hold(d, data, len, reterr);
+        struct ao_watch_event ev;
+        int r;
+
+        if (d->len == 0) {
+                r = parse_line(d, data, len, &ev, reterr);
+        } else {
+                r = hold(d, data, len, reterr);
+                if (r < 0)
+                        return r;
+                r = parse_line(d, d->buf, d->len, &ev, reterr);
+                release_buffer(d);
+        }
         if (r < 0)
                 return r;
-        return decode_line(d, d->buf, d->len, true, reterr);
+        return deliver(d, &ev, reterr);
 }
 
 static int refuse_after_error(struct ao_error *reterr)
@@ -324,11 +270,12 @@ static int refuse_after_error(struct ao_error *reterr)
         return ao_error_set(reterr, -EINVAL, "watch stream: decoder used after an error without a reset");
 }
 
-/* Split @data into lines and decode them, until it is used up or a line went to the offload handler. */
-static int decode(struct ao_watch_decoder *d, const char *data, size_t len, struct ao_error *reterr)
+int ao_watch_decoder_feed(struct ao_watch_decoder *d, const char *data, size_t len, struct ao_error *reterr)
 {
         int r = 0;
 
+        if (d->failed)
+                return refuse_after_error(reterr);
         while (len > 0) {
                 const char *nl = memchr(data, '\n', len);
                 if (!nl) {
@@ -341,43 +288,7 @@ static int decode(struct ao_watch_decoder *d, const char *data, size_t len, stru
                         break;
                 data += n + 1;
                 len -= n + 1;
-                if (d->busy) {
-                        ao_strbuf_append_n(&d->backlog, data, len);
-                        r = AO_WATCH_DECODER_BUSY;
-                        break;
-                }
         }
-        if (r < 0)
-                d->failed = true;
-        return r;
-}
-
-int ao_watch_decoder_feed(struct ao_watch_decoder *d, const char *data, size_t len, struct ao_error *reterr)
-{
-        if (d->failed)
-                return refuse_after_error(reterr);
-        if (d->busy) {
-                ao_strbuf_append_n(&d->backlog, data, len);
-                return AO_WATCH_DECODER_BUSY;
-        }
-        return decode(d, data, len, reterr);
-}
-
-int ao_watch_decoder_resume(struct ao_watch_decoder *d, int parsed, struct ao_watch_event *ev,
-                            struct ao_error *reterr)
-{
-        if (!d->busy)
-                return ao_error_set(reterr, -EINVAL, "watch stream: resumed without an offloaded event");
-        d->busy = false;
-        int r = parsed;
-        if (r >= 0)
-                r = deliver(d, ev, reterr);
-        /* What waited is decoded from a buffer of its own: a line in it may make a new backlog. */
-        struct ao_strbuf waiting = d->backlog;
-        d->backlog = (struct ao_strbuf){0};
-        if (r >= 0 && waiting.len > 0)
-                r = decode(d, waiting.buf, waiting.len, reterr);
-        ao_strbuf_done(&waiting);
         if (r < 0)
                 d->failed = true;
         return r;
@@ -389,9 +300,6 @@ int ao_watch_decoder_finish(struct ao_watch_decoder *d, struct ao_error *reterr)
 
         if (d->failed)
                 return refuse_after_error(reterr);
-        if (d->busy)
-                return ao_error_set(reterr, -EBUSY, "watch stream: finished while event %zu is being decoded",
-                                    d->n_events);
         if (is_blank(d->buf, d->len)) {
                 release_buffer(d);
                 return 0;

@@ -13,23 +13,23 @@
 
 #include "ao/alloc.h"
 #include "ao/input.h"
-#include "ao/json-parse.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 #include "ao/string-table.h"
 
 /*
- * The stream is cut into operations by a small lexer of our own before the
- * parser (ao_json_parse()) sees any of it. The lexer finds where each
- * top-level object ends (it counts brackets outside strings), and on the way
- * names what JSON does not allow more precisely than "invalid JSON": raw
- * control characters, numbers outside JSON's grammar ("01", "1."), and
- * "\u0000", which the parser takes but which would cut the string short at
- * its NUL. It also counts the values of the object and its nesting, so the
- * tree built for one operation has at most AO_METRIC_OPS_MAX_OP_VALUES nodes
- * and its recursion (delete) stays within AO_JSON_PARSE_MAX_DEPTH. The parser
- * then reads exactly that range and reports any syntax error the lexer did
- * not look for. Every tree is freed before the next operation is read, so memory
+ * The stream is cut into operations by a small lexer of our own before cJSON
+ * sees any of it. The lexer finds where each top-level object ends (it counts
+ * brackets outside strings), and on the way refuses what cJSON would let
+ * through although JSON does not allow it: raw control characters (cJSON
+ * skips every byte <= 0x20 as whitespace and copies them into strings),
+ * "\u0000" (cJSON decodes it into a NUL that cuts the string short) and
+ * numbers outside JSON's grammar ("01", "1.", which strtod() takes). It also
+ * counts the values of the object and its nesting, so the tree cJSON builds
+ * for one operation has at most AO_METRIC_OPS_MAX_OP_VALUES nodes and its
+ * recursion (parse, delete) stays within CJSON_NESTING_LIMIT. cJSON then
+ * parses exactly that range and reports any syntax error the lexer did not
+ * look for. Every tree is freed before the next operation is read, so memory
  * stays proportional to what the operations keep.
  */
 
@@ -152,9 +152,9 @@ static int scan_op(struct parser *p, size_t *ret_end)
                                                AO_METRIC_OPS_MAX_OP_VALUES);
                 }
                 if (c == '{' || c == '[') {
-                        if (++depth > AO_JSON_PARSE_MAX_DEPTH)
+                        if (++depth > CJSON_NESTING_LIMIT)
                                 return fail_at(p, i, -EINVAL, "nested deeper than %d levels",
-                                               AO_JSON_PARSE_MAX_DEPTH);
+                                               CJSON_NESTING_LIMIT);
                         i++;
                 } else if (c == '}' || c == ']') {
                         i++;
@@ -190,13 +190,13 @@ static int scan_op(struct parser *p, size_t *ret_end)
                                 return fail_at(p, i, -EINVAL, "invalid number");
                         i = end;
                 } else if (c >= 'a' && c <= 'z') {
-                        /* true, false, null, or garbage for the parser to refuse: one value either way. */
+                        /* true, false, null, or garbage for cJSON to refuse: one value either way. */
                         while (i < p->len && t[i] >= 'a' && t[i] <= 'z')
                                 i++;
                 } else if (c < 0x20 && c != ' ' && c != '\t' && c != '\n' && c != '\r') {
                         return fail_at(p, i, -EINVAL, "control character 0x%02x outside a string", c);
                 } else {
-                        i++; /* whitespace, ',' and ':', or a byte the parser will refuse */
+                        i++; /* whitespace, ',' and ':', or a byte cJSON will refuse */
                 }
         }
         *ret_end = p->len;
@@ -207,29 +207,27 @@ static int scan_op(struct parser *p, size_t *ret_end)
 static int parse_json(struct parser *p, cJSON **ret, size_t *ret_end)
 {
         const char *start = p->text + p->op_start, *stop = NULL;
-        struct ao_json_parse_error bad;
         size_t end = 0;
         int r = scan_op(p, &end);
 
         if (r < 0)
                 return r;
         if (r > 0) {
-                /* Cut short. The parser may still find an earlier syntax error. */
-                cJSON *json = ao_json_parse(start, p->len - p->op_start, &stop, &bad);
-                size_t at = json ? (size_t) (stop - p->text) : p->op_start + bad.offset;
+                /*
+                 * Cut short. cJSON may still find an earlier syntax error; hand it the NUL too, so an error
+                 * at the very end is not clamped onto the last byte.
+                 */
+                cJSON *json = cJSON_ParseWithLengthOpts(start, p->len + 1 - p->op_start, &stop, 0);
                 cJSON_Delete(json);
-                if (at < end)
-                        return fail_at(p, at, -EINVAL, "invalid JSON");
+                if (stop && stop < p->text + end)
+                        return fail_at(p, (size_t) (stop - p->text), -EINVAL, "invalid JSON");
                 if (end < p->len)
                         return fail_at(p, end, -EINVAL, "unterminated string");
                 return fail_at(p, p->len, -EINVAL, "unexpected end of input");
         }
-        _cleanup_(json_deletep) cJSON *json = ao_json_parse(start, end - p->op_start, &stop, &bad);
-        if (!json)
-                return fail_at(p, p->op_start + ao_json_parse_error_byte(&bad, end - p->op_start), -EINVAL,
-                               "invalid JSON");
-        if (stop != p->text + end)
-                return fail_at(p, (size_t) (stop - p->text), -EINVAL, "invalid JSON");
+        _cleanup_(json_deletep) cJSON *json = cJSON_ParseWithLengthOpts(start, end - p->op_start, &stop, 0);
+        if (!json || stop != p->text + end)
+                return fail_at(p, stop ? (size_t) (stop - p->text) : p->op_start, -EINVAL, "invalid JSON");
         *ret = TAKE_PTR(json);
         *ret_end = end;
         return 0;
@@ -578,7 +576,7 @@ int ao_metric_ops_parse(const char *text, size_t len, const char *filename, stru
         size_t pos = 0;
         int r = 0;
 
-        /* The lexer looks a few bytes ahead, which the NUL terminator stops. */
+        /* The lexer and cJSON look a few bytes ahead, which the NUL terminator stops. */
         r = ao_input_copy(text, len, AO_METRIC_OPS_MAX_INPUT, p.filename, "metrics file", &copy, &pos,
                           reterr);
         if (r < 0)

@@ -729,8 +729,7 @@ int cluster_start(struct operator_state *op, struct ao_error *reterr)
         struct ao_informers_options inf_options = {.on_error = on_watch_error,
                                                    .on_stat = on_informer_stat,
                                                    .userdata = op,
-                                                   .retry_scale = s->retry_delay_scale,
-                                                   .worker = op->worker};
+                                                   .retry_scale = s->retry_delay_scale};
         k->informers = ao_informers_new(op->reactor, k->client, &inf_options);
         k->monitor_informers = ao_informers_new(op->reactor, k->monitor_client, &inf_options);
         k->jq = ao_jq_cache_new();

@@ -66,7 +66,6 @@ struct cJSON;
 struct ao_config_file;
 struct ao_config_map;
 struct ao_hook_runner;
-struct ao_worker;
 struct ao_proc;
 struct ao_reactor;
 struct ao_schedule;
@@ -195,7 +194,6 @@ struct operator_state {
         const struct ao_sandbox_profile *default_profile;
         struct ao_proc *proc;
         struct ao_hook_runner *runner;
-        struct ao_worker *worker; /* owned: parses hook outputs and list/watch bodies off the loop */
         struct ao_queues *queues;
         struct ao_schedule *schedule;
         struct ao_config_file *config_file; /* the local config store, or */

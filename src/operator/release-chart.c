@@ -20,7 +20,6 @@
 #include "ao/alloc.h"
 #include "ao/helm-output.h"
 #include "ao/helm-post-render.h"
-#include "ao/json-writer.h"
 #include "ao/log.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
@@ -390,7 +389,7 @@ int chart_crd_operations(const struct operator_state *op, const struct module *m
         const cJSON *op_item;
         cJSON_ArrayForEach(op_item, ops)
         {
-                _cleanup_free_ char *one = ao_json_print(op_item);
+                _cleanup_free_ char *one = cJSON_PrintUnformatted(op_item);
                 ao_strbuf_appendf(&text, "%s\n", one);
         }
         cJSON_Delete(ops);

@@ -18,7 +18,6 @@
 #include "ao/hashmap.h"
 #include "ao/helm-storage.h"
 #include "ao/informer.h"
-#include "ao/json-parse.h"
 #include "ao/kube-client.h"
 #include "ao/kube-discovery.h"
 #include "ao/log.h"
@@ -331,10 +330,10 @@ static void read_unlink(struct manifest_read *m)
                 m->next->prev = m->prev;
 }
 
-static int decode(const struct release_state *st, const char *body, size_t len,
-                  struct ao_helm_stored_release *ret, struct ao_error *reterr)
+static int decode(const struct release_state *st, const char *body, struct ao_helm_stored_release *ret,
+                  struct ao_error *reterr)
 {
-        cJSON *object = ao_json_parse_all(body, len, NULL);
+        cJSON *object = cJSON_Parse(body);
         int r = ao_helm_storage_read(object, !st->config_map, ret, reterr);
         cJSON_Delete(object);
         return r;
@@ -347,7 +346,7 @@ static void on_read(const struct ao_kube_response *resp, void *userdata)
         struct ao_helm_stored_release rel = {0};
         struct ao_error err = {0};
         if (resp->status == 200)
-                (void) decode(m->st, resp->body, resp->len, &rel, &err);
+                (void) decode(m->st, resp->body, &rel, &err);
         else if (resp->status)
                 ao_error_set(&err, -EIO, "release storage '%s': GET: HTTP %ld", m->object, resp->status);
         else

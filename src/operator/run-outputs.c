@@ -33,7 +33,7 @@ void run_outputs_done(struct checked_outputs *c)
         *c = (struct checked_outputs){0};
 }
 
-static int check_object_patches(struct operator_state *op, struct ao_hook_outcome *o,
+static int check_object_patches(struct operator_state *op, const struct ao_hook_outcome *o,
                                 struct checked_outputs *c, struct ao_error *reterr)
 {
         if (!o->kubernetes_patch)
@@ -42,17 +42,11 @@ static int check_object_patches(struct operator_state *op, struct ao_hook_outcom
                 c->patches_need_cluster = true;
                 return 0;
         }
-        /* The runner parsed them off the loop; an outcome made some other way is parsed here. */
-        if (o->object_patches_error.code)
-                return ao_error_set(reterr, o->object_patches_error.code, "%s", o->object_patches_error.msg);
-        struct ao_object_patch_ops *ops = TAKE_PTR(o->object_patches);
-        if (!ops) {
-                ops = ao_xcalloc(1, sizeof(*ops));
-                int r = ao_object_patch_parse(o->kubernetes_patch, o->kubernetes_patch_len, ops, reterr);
-                if (r < 0) {
-                        free(ops);
-                        return r;
-                }
+        struct ao_object_patch_ops *ops = ao_xcalloc(1, sizeof(*ops));
+        int r = ao_object_patch_parse(o->kubernetes_patch, o->kubernetes_patch_len, ops, reterr);
+        if (r < 0) {
+                free(ops);
+                return r;
         }
         c->object_patches = ops;
         return cluster_resolve_object_patches(op, ops, reterr);

@@ -12,7 +12,6 @@
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
 #include "ao/shutdown.h"
-#include "ao/worker.h"
 #include "internal.h"
 
 static int setup_logging(const struct ao_cli *cli)
@@ -161,24 +160,6 @@ static bool tmp_dir_is_explicit(const struct ao_cli *cli)
         return origin != AO_SETTING_DEFAULT;
 }
 
-/*
- * One thread: what it runs is rare (a large hook output, a list) and bounded, and a second
- * core is what a typical operator pod has beyond the loop's; more threads would compete with the
- * hooks themselves for it. A job waits behind another at worst (a list behind a big values
- * patch), while the loop goes on.
- */
-#define WORKER_THREADS 1
-
-static int setup_worker(struct operator_state *op)
-{
-        struct ao_error err = {0};
-        if (ao_worker_new(op->reactor, WORKER_THREADS, &op->worker, &err) < 0) {
-                ao_log(AO_LOG_ERROR, "%s", err.msg);
-                return -EIO;
-        }
-        return ao_worker_attach_shutdown(op->worker, op->shutdown);
-}
-
 static int setup_hook_runner(struct operator_state *op)
 {
         const struct ao_settings *s = op->settings;
@@ -186,7 +167,6 @@ static int setup_hook_runner(struct operator_state *op)
             .tmp_dir = s->tmp_dir,
             .tmp_dir_explicit = tmp_dir_is_explicit(op->cli),
             .keep_files = s->debug_keep_tmp_files,
-            .worker = op->worker,
         };
         struct ao_error err = {0};
         if (ao_hook_runner_new(op->proc, &options, &op->runner, &err) < 0) {
@@ -203,8 +183,6 @@ static void operator_done(struct operator_state *op)
         ao_log_set_backlog_notify(NULL, NULL);
         lifecycle_done(op);
         op->runner = ao_hook_runner_free(op->runner);
-        /* After every owner of its jobs (the runner, the informers) cancelled what it had there. */
-        op->worker = ao_worker_free(op->worker);
         op->proc = ao_proc_free(op->proc);
         (void) ao_proc_end_leftovers();
         op->profiles = ao_sandbox_profiles_free(op->profiles);
@@ -235,7 +213,7 @@ int ao_operator_run(const struct ao_cli *cli)
                 ao_log_errno(AO_LOG_ERROR, k, "event loop: installing signal handling failed");
                 goto out;
         }
-        if (setup_worker(&op) < 0 || setup_hook_processes(&op) < 0 || setup_hook_runner(&op) < 0)
+        if (setup_hook_processes(&op) < 0 || setup_hook_runner(&op) < 0)
                 goto out;
         k = lifecycle_start(&op);
         if (k != 0) {

@@ -11,8 +11,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "ao/json-parse.h"
-#include "ao/json-writer.h"
 #include "ao/strbuf.h"
 #include "internal.h"
 
@@ -37,8 +35,7 @@ static void add_member(struct record *r, const cJSON *item)
 {
         struct ao_strbuf name = {0};
         ao_strbuf_appendf(&name, "hook_%s", item->string);
-        /* Numbers as the hook wrote them: ao_json_print() keeps their exact text. */
-        char *value = cJSON_IsString(item) ? strdup(item->valuestring) : ao_json_print(item);
+        char *value = cJSON_IsString(item) ? strdup(item->valuestring) : cJSON_PrintUnformatted(item);
         if (!value) {
                 ao_strbuf_done(&name);
                 return;
@@ -51,7 +48,7 @@ bool proc_log_json_line(const struct ao_log_context *ctx, enum ao_proc_stream st
 {
         if (len < 2 || line[0] != '{' || memchr(line, '\0', len))
                 return false;
-        cJSON *obj = ao_json_parse_all(line, len, NULL);
+        cJSON *obj = cJSON_ParseWithLength(line, len);
         if (!cJSON_IsObject(obj)) {
                 cJSON_Delete(obj);
                 return false;

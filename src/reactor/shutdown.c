@@ -57,12 +57,9 @@ static void force_all(struct ao_shutdown *sd)
                 size_t left = p->ops->pending(p->userdata);
                 if (left == 0)
                         continue;
-                if (!p->ops->force) { /* work that ends on its own, soon: it cannot be killed */
-                        ao_log(AO_LOG_WARN, "shutdown: still waiting for %zu %s", left, p->ops->name);
-                        continue;
-                }
                 ao_log(AO_LOG_WARN, "shutdown: killing %zu unfinished %s", left, p->ops->name);
-                p->ops->force(p->userdata);
+                if (p->ops->force)
+                        p->ops->force(p->userdata);
         }
         sd->phase = PHASE_FORCED;
         (void) ao_source_set_time_relative(sd->timer, AO_SHUTDOWN_REAP_TIMEOUT_USEC);

@@ -19,15 +19,6 @@ static void reserve(struct ao_strbuf *sb, size_t extra)
         sb->cap = cap;
 }
 
-void ao_strbuf_reserve(struct ao_strbuf *sb, size_t extra)
-{
-        if (sb->buf && sb->len + extra < sb->cap)
-                return;
-        sb->cap = sb->len + extra + 1;
-        sb->buf = ao_xrealloc(sb->buf, sb->cap);
-        sb->buf[sb->len] = '\0';
-}
-
 void ao_strbuf_append_n(struct ao_strbuf *sb, const char *s, size_t n)
 {
         reserve(sb, n);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "ao/json-writer.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -12,7 +13,6 @@
 #include <cjson/cJSON.h>
 
 #include "ao/alloc.h"
-#include "ao/json-number.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
 
@@ -23,6 +23,11 @@
  * from cJSON_Parse (nesting up to 1000) or be built by code, so the C stack is never at the
  * mercy of the input.
  */
+
+/* Integers this large print with an exponent, as in JavaScript and Go's encoding/json. */
+#define PLAIN_INTEGER_LIMIT 1e21
+/* From here on every double is an integer. */
+#define EXACT_INTEGER_LIMIT 9007199254740992.0
 
 /* One open array or object: its children in output order. */
 struct level {
@@ -105,21 +110,83 @@ static void append_string(struct ao_strbuf *sb, const char *s)
         ao_strbuf_append_c(sb, '"');
 }
 
-/* The number's exact text when it has one, else its double's (ao/json-number.h); non-finite as null. */
-static void append_number(struct ao_strbuf *sb, const cJSON *node)
+/* printf the shortest of %.15g, %.16g, %.17g (or %e with @exp) that reads back as @d. */
+static void shortest(char *buf, size_t size, double d, bool exp)
 {
-        const char *text = ao_json_number_text(node);
-        if (text) {
-                ao_strbuf_append(sb, text);
+        for (int prec = 15; prec <= 17; prec++) {
+                if (exp)
+                        (void) snprintf(buf, size, "%.*e", prec - 1, d);
+                else
+                        (void) snprintf(buf, size, "%.*g", prec, d);
+                if (strtod(buf, NULL) == d)
+                        return;
+        }
+}
+
+/*
+ * An integral double below 1e21 as plain digits: the shortest digits that
+ * round-trip padded with zeros ("12345678901234567000" for 2^64-ish values),
+ * the way JavaScript and Go print them, rather than the exact binary value.
+ */
+static void append_integer(struct ao_strbuf *sb, double d)
+{
+        char buf[64], digits[32];
+        size_t n = 0;
+        shortest(buf, sizeof(buf), d, true);
+
+        const char *p = buf;
+        if (*p == '-') {
+                ao_strbuf_append_c(sb, '-');
+                p++;
+        }
+        for (; *p && *p != 'e'; p++)
+                if (*p != '.')
+                        digits[n++] = *p;
+        while (n > 1 && digits[n - 1] == '0')
+                n--;
+        long exponent = *p == 'e' ? strtol(p + 1, NULL, 10) : 0;
+        if ((long) n > exponent + 1) {
+                /* Not reached for integral values (their shortest digits have no fraction); stay correct anyway. */
+                shortest(buf, sizeof(buf), d < 0 ? -d : d, false);
+                ao_strbuf_append(sb, buf);
                 return;
         }
-        if (!isfinite(node->valuedouble)) {
+        ao_strbuf_append_n(sb, digits, n);
+        for (long i = (long) n; i <= exponent; i++)
+                ao_strbuf_append_c(sb, '0');
+}
+
+static void append_number(struct ao_strbuf *sb, double d)
+{
+        if (!isfinite(d)) {
                 ao_strbuf_append(sb, "null");
                 return;
         }
-        char buf[AO_JSON_NUMBER_DOUBLE_MAX];
-        size_t n = ao_json_number_format_double(node->valuedouble, buf);
-        ao_strbuf_append_n(sb, buf, n);
+        if (d == 0) {
+                ao_strbuf_append_c(sb, '0'); /* -0 too: YAML reads "-0" as the integer 0 */
+                return;
+        }
+        double magnitude = d < 0 ? -d : d;
+        /* Below 2^53 the cast is exact and in range; no libm needed. */
+        bool integral = magnitude >= EXACT_INTEGER_LIMIT || d == (double) (int64_t) d;
+        if (integral && magnitude < EXACT_INTEGER_LIMIT) {
+                /*
+                 * Every integer up to 2^53 is a double, so no shorter digits read back as this one:
+                 * its exact digits are the shortest. The common case (replicas, ports) skips the
+                 * printf and strtod rounds of shortest().
+                 */
+                char buf[24];
+                int n = snprintf(buf, sizeof(buf), "%" PRId64, (int64_t) d);
+                ao_strbuf_append_n(sb, buf, (size_t) n);
+                return;
+        }
+        if (integral && magnitude < PLAIN_INTEGER_LIMIT) {
+                append_integer(sb, d);
+                return;
+        }
+        char buf[64];
+        shortest(buf, sizeof(buf), d, false);
+        ao_strbuf_append(sb, buf);
 }
 
 struct keyed {
@@ -136,8 +203,8 @@ static int compare_keyed(const void *a, const void *b)
         return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Open @node's level: its children, for an object sorted by key (stable) unless @keep_order. */
-static void open_level(struct level *lv, const cJSON *node, bool keep_order)
+/* Open @node's level: its children, sorted by key (stable) for an object. */
+static void open_level(struct level *lv, const cJSON *node)
 {
         size_t n = 0;
         for (const cJSON *c = node->child; c; c = c->next)
@@ -146,7 +213,7 @@ static void open_level(struct level *lv, const cJSON *node, bool keep_order)
         if (n == 0)
                 return;
         lv->items = ao_xreallocarray(NULL, n, sizeof(*lv->items));
-        if (!lv->object || keep_order) {
+        if (!lv->object) {
                 size_t i = 0;
                 for (const cJSON *c = node->child; c; c = c->next)
                         lv->items[i++] = c;
@@ -172,7 +239,7 @@ static bool append_scalar(struct ao_strbuf *sb, const cJSON *node)
         else if (cJSON_IsFalse(node))
                 ao_strbuf_append(sb, "false");
         else if (cJSON_IsNumber(node))
-                append_number(sb, node);
+                append_number(sb, node->valuedouble);
         else if (cJSON_IsString(node))
                 append_string(sb, node->valuestring ? node->valuestring : "");
         else if (cJSON_IsRaw(node) && node->valuestring)
@@ -225,16 +292,6 @@ static void flush(struct ao_json_writer *w)
         ao_strbuf_reset(&w->_buf);
 }
 
-/* Pretty printing: a line break and the indentation of @depth levels. */
-static void new_line(struct ao_json_writer *w, size_t depth)
-{
-        if (w->indent == 0)
-                return;
-        ao_strbuf_append_c(&w->_buf, '\n');
-        for (size_t i = 0; i < depth * w->indent; i++)
-                ao_strbuf_append_c(&w->_buf, ' ');
-}
-
 static void flush_if_full(struct ao_json_writer *w)
 {
         if (w->_fd >= 0 && w->_buf.len >= w->chunk)
@@ -266,7 +323,7 @@ void ao_json_write_with(struct ao_json_writer *w, const cJSON *json, ao_json_wri
                                 cap = cap ? 2 * cap : 16;
                                 stack = ao_xreallocarray(stack, cap, sizeof(*stack));
                         }
-                        open_level(&stack[depth], node, w->keep_order);
+                        open_level(&stack[depth], node);
                         ao_strbuf_append_c(sb, stack[depth].object ? '{' : '[');
                         depth++;
                 } else if (!node) {
@@ -284,15 +341,12 @@ void ao_json_write_with(struct ao_json_writer *w, const cJSON *json, ao_json_wri
                                 node = lv->items[lv->next];
                                 if (lv->next++ > 0)
                                         ao_strbuf_append_c(sb, ',');
-                                new_line(w, depth);
                                 if (lv->object) {
                                         append_string(sb, node->string ? node->string : "");
-                                        ao_strbuf_append(sb, w->indent ? ": " : ":");
+                                        ao_strbuf_append_c(sb, ':');
                                 }
                                 break;
                         }
-                        if (lv->n > 0)
-                                new_line(w, depth - 1);
                         ao_strbuf_append_c(sb, lv->object ? '}' : ']');
                         free(lv->items);
                         depth--;
@@ -331,25 +385,6 @@ char *ao_json_canonical(const struct cJSON *json)
 {
         struct ao_json_writer w;
         ao_json_writer_init(&w, -1);
-        ao_json_write(&w, json);
-        return ao_json_writer_steal(&w);
-}
-
-char *ao_json_print(const struct cJSON *json)
-{
-        struct ao_json_writer w;
-        ao_json_writer_init(&w, -1);
-        w.keep_order = true;
-        ao_json_write(&w, json);
-        return ao_json_writer_steal(&w);
-}
-
-char *ao_json_pretty(const struct cJSON *json)
-{
-        struct ao_json_writer w;
-        ao_json_writer_init(&w, -1);
-        w.keep_order = true;
-        w.indent = 2;
         ao_json_write(&w, json);
         return ao_json_writer_steal(&w);
 }

@@ -15,9 +15,6 @@
 #include <oniguruma.h>
 
 #include "ao/alloc.h"
-#include "ao/json-equal.h"
-#include "ao/json-number.h"
-#include "ao/json-size.h"
 #include "ao/strbuf.h"
 #include "ao/yaml.h"
 #include "schema-internal.h"
@@ -45,7 +42,6 @@ struct vctx {
         unsigned quiet;          /* > 0 inside anyOf/oneOf/not: failures are counted only */
         unsigned quiet_failures; /* failures since the innermost quiet level began */
         size_t steps;
-        size_t max_steps;   /* the step budget for this value */
         bool aborted;       /* the budget or the error cap ran out: nothing more is checked */
         OnigMatchParam *mp; /* owned: regex retry limits */
         /* the $ref targets being validated now, each with its value: a loop back to one is no progress */
@@ -113,15 +109,9 @@ static bool charge(struct vctx *c, size_t n)
         if (c->aborted)
                 return false;
         c->steps += n;
-        if (c->steps <= c->max_steps)
+        if (c->steps <= AO_SCHEMA_MAX_STEPS)
                 return true;
-        char why[160];
-        (void) snprintf(
-            why, sizeof(why),
-            "validation stopped: the schema takes more than %zu steps for this value (%u per node "
-            "and per 32 bytes of its strings, at least %u)",
-            c->max_steps, AO_SCHEMA_STEPS_FACTOR, AO_SCHEMA_STEPS_MIN);
-        abort_validation(c, why);
+        abort_validation(c, "validation stopped: the schema takes too many steps for this value");
         return false;
 }
 
@@ -187,6 +177,17 @@ static void path_pop(struct vctx *c, size_t len)
         c->path.len = len;
         if (c->path.buf)
                 c->path.buf[len] = '\0';
+}
+
+/* Shortest of %.15g/%.16g/%.17g that reads back as @d. */
+static const char *fmt_number(char buf[static 32], double d)
+{
+        for (int prec = 15; prec <= 17; prec++) {
+                snprintf(buf, 32, "%.*g", prec, d);
+                if (strtod(buf, NULL) == d)
+                        break;
+        }
+        return buf;
 }
 
 /* 'string' for strings, canonical JSON for the rest. */
@@ -397,30 +398,16 @@ static bool is_ip(int family, const char *s)
         return inet_pton(family, s, buf) == 1;
 }
 
-/* Whether number @v lies in [@min, @max], by exact value (2^63-1 and 2^63 have the same double). */
-static bool number_within(const cJSON *v, const char *min, const char *max)
-{
-        cJSON lo = {.type = cJSON_Number, .valuedouble = strtod(min, NULL), .valuestring = (char *) min};
-        cJSON hi = {.type = cJSON_Number, .valuedouble = strtod(max, NULL), .valuestring = (char *) max};
-        int below = ao_json_number_compare(v, &lo), above = ao_json_number_compare(v, &hi);
-
-        return below >= 0 && below != AO_JSON_NUMBER_UNORDERED && above <= 0;
-}
-
 /* Unknown formats (and byte counts, passwords, ...) are annotations and always pass. */
 static bool format_ok(const char *format, const cJSON *v)
 {
         if (cJSON_IsNumber(v)) {
                 double d = v->valuedouble;
-                bool text = ao_json_number_text(v) != NULL;
 
-                /* A double needs no more than a double comparison: the limits are doubles (2^63 the bound). */
                 if (strcmp(format, "int32") == 0)
-                        return text ? number_within(v, "-2147483648", "2147483647")
-                                    : d >= -2147483648.0 && d <= 2147483647.0;
+                        return d >= -2147483648.0 && d <= 2147483647.0;
                 if (strcmp(format, "int64") == 0)
-                        return text ? number_within(v, "-9223372036854775808", "9223372036854775807")
-                                    : d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+                        return d >= -9223372036854775808.0 && d < 9223372036854775808.0;
                 return true;
         }
         if (!cJSON_IsString(v))
@@ -451,6 +438,11 @@ static bool format_ok(const char *format, const cJSON *v)
 
 static void validate(struct vctx *c, const cJSON *s, const cJSON *v, int depth);
 
+static bool is_integer(double d)
+{
+        return isfinite(d) && floor(d) == d;
+}
+
 static bool type_matches(const char *t, const cJSON *v)
 {
         if (strcmp(t, "string") == 0)
@@ -458,7 +450,7 @@ static bool type_matches(const char *t, const cJSON *v)
         if (strcmp(t, "number") == 0)
                 return cJSON_IsNumber(v);
         if (strcmp(t, "integer") == 0)
-                return cJSON_IsNumber(v) && ao_json_number_is_integer(v);
+                return cJSON_IsNumber(v) && is_integer(v->valuedouble);
         if (strcmp(t, "boolean") == 0)
                 return cJSON_IsBool(v);
         if (strcmp(t, "object") == 0)
@@ -506,9 +498,9 @@ static bool check_type(struct vctx *c, const cJSON *type, const cJSON *v)
 }
 
 /*
- * Deep equality (object key order does not matter, numbers by exact value).
- * Collections of different sizes are told apart first and equal sizes are
- * charged to the budget (as the quadratic cJSON_Compare() this replaced was).
+ * Deep equality (object key order does not matter). cJSON_Compare looks each
+ * key up linearly, so collections of different sizes are told apart first
+ * and equal sizes are charged to the budget.
  */
 static bool values_equal(struct vctx *c, const cJSON *a, const cJSON *b)
 {
@@ -521,7 +513,7 @@ static bool values_equal(struct vctx *c, const cJSON *a, const cJSON *b)
                 if (n != (size_t) cJSON_GetArraySize(b) || !charge(c, n * n))
                         return false;
         }
-        return ao_json_equal(a, b);
+        return cJSON_Compare(a, b, true);
 }
 
 static void check_enum(struct vctx *c, const cJSON *list, const cJSON *v)
@@ -561,77 +553,36 @@ static void check_const(struct vctx *c, const cJSON *want, const cJSON *v)
         ao_strbuf_done(&text);
 }
 
-/* A bound for a message, as the values are printed: its exact text (2^63-1), or its double's. */
-static const char *bound_text(char buf[static AO_JSON_NUMBER_DOUBLE_MAX], const cJSON *bound)
-{
-        const char *text = ao_json_number_text(bound);
-        double d = bound->valuedouble;
-
-        if (text)
-                return text;
-        if (isfinite(d))
-                (void) ao_json_number_format_double(d, buf);
-        else
-                (void) snprintf(buf, AO_JSON_NUMBER_DOUBLE_MAX, "%g", d);
-        return buf;
-}
-
-/* Whether @v is above (@lower) or below @bound, or equal to it unless @strict; exact for any size. */
-static bool within_bound(const cJSON *v, const cJSON *bound, bool lower, bool strict)
-{
-        int r = ao_json_number_compare(v, bound);
-
-        if (r == AO_JSON_NUMBER_UNORDERED)
-                return false;
-        return lower ? (strict ? r > 0 : r >= 0) : (strict ? r < 0 : r <= 0);
-}
-
-static void check_bound(struct vctx *c, const cJSON *s, const cJSON *v, bool lower)
+static void check_bound(struct vctx *c, const cJSON *s, double x, bool lower)
 {
         const char *kw = lower ? "minimum" : "maximum",
                    *xkw = lower ? "exclusiveMinimum" : "exclusiveMaximum";
         const cJSON *bound = get(s, kw), *excl = get(s, xkw);
-        char buf[AO_JSON_NUMBER_DOUBLE_MAX];
+        char buf[32];
 
         /* OpenAPI 3.0: a boolean next to minimum/maximum; JSON Schema draft 6+: the bound itself. */
         if (cJSON_IsNumber(bound)) {
+                double b = bound->valuedouble;
                 bool strict = cJSON_IsTrue(excl);
+                bool ok = lower ? (strict ? x > b : x >= b) : (strict ? x < b : x <= b);
 
-                if (!within_bound(v, bound, lower, strict))
+                if (!ok)
                         fail(c, strict ? xkw : kw, "must be %s%s %s", lower ? ">" : "<", strict ? "" : "=",
-                             bound_text(buf, bound));
+                             fmt_number(buf, b));
         }
-        if (cJSON_IsNumber(excl) && !within_bound(v, excl, lower, true))
-                fail(c, xkw, "must be %s %s", lower ? ">" : "<", bound_text(buf, excl));
-}
+        if (cJSON_IsNumber(excl)) {
+                double b = excl->valuedouble;
 
-/*
- * An integer written in digits beyond 2^53 against an integral @m below 2^53: the remainder digit
- * by digit, exact where the double of 9007199254740993 would make it a multiple of 2. Returns
- * false (not decided) for other texts.
- */
-static bool exact_multiple(const char *text, double m, bool *ret)
-{
-        const char *p = text + (*text == '-');
-
-        if (!(m >= 1 && m < 9007199254740992.0 && floor(m) == m) || p[strspn(p, "0123456789")] != '\0')
-                return false;
-        uint64_t divisor = (uint64_t) m, rest = 0;
-        for (; *p; p++)
-                rest = (rest * 10 + (uint64_t) (*p - '0')) % divisor; /* below 10 * 2^53: no overflow */
-        *ret = rest == 0;
-        return true;
+                if (lower ? !(x > b) : !(x < b))
+                        fail(c, xkw, "must be %s %s", lower ? ">" : "<", fmt_number(buf, b));
+        }
 }
 
 /* Floating-point tolerant: 0.3 is a multiple of 0.1 although 0.3/0.1 is 2.9999999999999996. */
-static bool is_multiple(const cJSON *v, double m)
+static bool is_multiple(double x, double m)
 {
-        const char *text = ao_json_number_text(v);
-        bool multiple;
+        double q = x / m;
 
-        if (text && exact_multiple(text, m, &multiple))
-                return multiple;
-        double q = v->valuedouble / m;
         if (!isfinite(q))
                 return false;
         return fabs(q - nearbyint(q)) <= 1e-9 * fmax(1.0, fabs(q));
@@ -640,12 +591,13 @@ static bool is_multiple(const cJSON *v, double m)
 static void check_number(struct vctx *c, const cJSON *s, const cJSON *v)
 {
         const cJSON *m = get(s, "multipleOf");
-        char buf[AO_JSON_NUMBER_DOUBLE_MAX];
+        double x = v->valuedouble;
+        char buf[32];
 
-        check_bound(c, s, v, true);
-        check_bound(c, s, v, false);
-        if (cJSON_IsNumber(m) && !is_multiple(v, m->valuedouble))
-                fail(c, "multipleOf", "must be a multiple of %s", bound_text(buf, m));
+        check_bound(c, s, x, true);
+        check_bound(c, s, x, false);
+        if (cJSON_IsNumber(m) && !is_multiple(x, m->valuedouble))
+                fail(c, "multipleOf", "must be a multiple of %s", fmt_number(buf, m->valuedouble));
 }
 
 static size_t utf8_length(const char *s)
@@ -974,11 +926,6 @@ int ao_schema_validate(const struct ao_schema *s, enum ao_schema_kind kind, cons
                 return 0;
         }
         c.doc = &s->docs[kind];
-        /* A regex search is charged a step per 32 bytes searched: long strings count as that many nodes. */
-        size_t bytes = 0, nodes = ao_json_count(value ? value : &null_value, &bytes);
-        size_t weight = nodes + bytes / 32;
-        c.max_steps = weight > SIZE_MAX / AO_SCHEMA_STEPS_FACTOR ? SIZE_MAX : weight * AO_SCHEMA_STEPS_FACTOR;
-        c.max_steps = AO_MAX(c.max_steps, (size_t) AO_SCHEMA_STEPS_MIN);
         c.mp = onig_new_match_param();
         if (!c.mp)
                 return -ENOMEM;

@@ -13,7 +13,6 @@
 
 #include <cjson/cJSON.h>
 
-#include "ao/hashmap.h"
 #include "ao/jsonpatch.h"
 #include "ao/schema.h"
 #include "store-internal.h"
@@ -86,49 +85,33 @@ static int split_enabled_ops(cJSON *flags, const cJSON *ops, cJSON **ret_rest, s
         return 0;
 }
 
-/* Whether @path or a path above it (cut at a '/': "/a" for "/a/b", "" for all) is in @paths. */
-static bool covered(const struct ao_hashmap *paths, const char *path)
+static bool path_within(const char *path, const char *prefix)
 {
-        for (const char *slash = path;; slash++) {
-                slash = strchr(slash, '/');
-                size_t len = slash ? (size_t) (slash - path) : strlen(path);
-                _cleanup_free_ char *prefix = strndup(path, len);
-                if (!prefix)
-                        abort(); /* as ao_xmalloc */
-                if (ao_hashmap_get(paths, prefix))
-                        return true;
-                if (!slash)
-                        return false;
-        }
+        size_t n = strlen(prefix);
+        return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
 /*
  * Keep the stored list short: an add, replace or remove of P makes every earlier operation on P or
  * below it pointless. Appends ("/-") add rather than set, so they drop nothing. Order is kept (the
- * Go operator sorts by path, which reorders /a/10 before /a/2). One pass from the end, with the
- * paths that later operations set: linear in the operations times their depth, where comparing
- * each new operation with every stored one made a patch of many operations quadratic.
+ * Go operator sorts by path, which reorders /a/10 before /a/2).
  */
 static void store_ops(cJSON *stored, const cJSON *ops)
 {
-        for (const cJSON *op = ops->child; op; op = op->next)
-                cJSON_AddItemToArray(stored, copy_json(op));
-        struct ao_hashmap *set_later = ao_hashmap_new(NULL);
-        for (cJSON *op = stored->child ? stored->child->prev : NULL; op;) {
-                cJSON *earlier = op == stored->child ? NULL : op->prev;
+        for (const cJSON *op = ops->child; op; op = op->next) {
                 const char *kind = op_member(op, "op");
                 const char *path = op_member(op, "path");
-                size_t len = strlen(path);
                 bool overrides = !strcmp(kind, "add") || !strcmp(kind, "replace") || !strcmp(kind, "remove");
+                size_t len = strlen(path);
                 bool appends = len >= 2 && path[len - 1] == '-' && path[len - 2] == '/';
-                bool dropped = covered(set_later, path);
-                if (overrides && !appends)
-                        ao_hashmap_put(set_later, path, set_later); /* any non-NULL value marks it */
-                if (dropped)
-                        cJSON_Delete(cJSON_DetachItemViaPointer(stored, op));
-                op = earlier;
+                for (cJSON *old = stored->child; overrides && !appends && old;) {
+                        cJSON *next = old->next;
+                        if (path_within(op_member(old, "path"), path))
+                                cJSON_Delete(cJSON_DetachItemViaPointer(stored, old));
+                        old = next;
+                }
+                cJSON_AddItemToArray(stored, copy_json(op));
         }
-        ao_hashmap_free(set_later);
 }
 
 /* Apply @ops strictly to {key: @values (taken)} and validate the result: what a stored patch must survive. */

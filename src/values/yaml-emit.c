@@ -10,7 +10,6 @@
 #include <yaml.h>
 
 #include "ao/alloc.h"
-#include "ao/json-number.h"
 #include "ao/strbuf.h"
 
 #include "yaml-internal.h"
@@ -38,11 +37,10 @@
  * double-quoted too. Double-quoted scalars escape every break and
  * unprintable character, so they carry any string.
  *
- * Numbers: as ao_json_canonical() writes them (their exact text when they
- * have one, else integers below 1e21 without exponent and others in the
- * shortest text that reads back), infinities and NaN as .inf/-.inf/.nan
- * (canonical JSON makes those null either way). Raw nodes (never produced by
- * the loader) are written as null.
+ * Numbers: finite ones as ao_json_canonical() writes them (integers below
+ * 1e21 without exponent, others the shortest text that reads back),
+ * infinities and NaN as .inf/-.inf/.nan (canonical JSON makes those null
+ * either way). Raw nodes (never produced by the loader) are written as null.
  *
  * Allocation failures abort, as for ao_strbuf: the emitter never fails on
  * content, since strings are made valid UTF-8 first (invalid bytes become
@@ -147,38 +145,19 @@ static void emit_string(struct emitter *e, const char *s, bool key)
         emit_text(e, text, string_style(text, key));
 }
 
-/*
- * A number kept as text (ao/json-number.h) goes out as written when the loader reads that plain
- * scalar back as a number (9007199254740993, a 30-digit integer); otherwise (1e400, which plain
- * would load as the string "1e400", as Go reads it) tagged !!float, which the loader reads back
- * as the same text.
- */
-static void emit_number_text(struct emitter *e, const char *text)
+static void emit_number(struct emitter *e, double d)
 {
-        yaml_event_t ev;
-        bool plain = !yaml_plain_is_string(text);
-        emit(e, &ev,
-             yaml_scalar_event_initialize(&ev, NULL, plain ? NULL : (yaml_char_t *) YAML_FLOAT_TAG,
-                                          (yaml_char_t *) text, (int) strlen(text), plain, 0,
-                                          YAML_PLAIN_SCALAR_STYLE));
-}
-
-static void emit_number(struct emitter *e, const cJSON *node)
-{
-        double d = node->valuedouble;
-        char buf[AO_JSON_NUMBER_DOUBLE_MAX];
-        const char *text = ao_json_number_text(node);
-
-        if (text)
-                emit_number_text(e, text);
-        else if (isnan(d))
+        if (isnan(d)) {
                 emit_text(e, ".nan", YAML_PLAIN_SCALAR_STYLE);
-        else if (isinf(d))
-                emit_text(e, d > 0 ? ".inf" : "-.inf", YAML_PLAIN_SCALAR_STYLE);
-        else {
-                (void) ao_json_number_format_double(d, buf);
-                emit_text(e, buf, YAML_PLAIN_SCALAR_STYLE);
+                return;
         }
+        if (isinf(d)) {
+                emit_text(e, d > 0 ? ".inf" : "-.inf", YAML_PLAIN_SCALAR_STYLE);
+                return;
+        }
+        cJSON number = {.type = cJSON_Number, .valuedouble = d};
+        _cleanup_free_ char *text = ao_json_canonical(&number);
+        emit_text(e, text, YAML_PLAIN_SCALAR_STYLE);
 }
 
 static void emit_scalar(struct emitter *e, const cJSON *node)
@@ -188,7 +167,7 @@ static void emit_scalar(struct emitter *e, const cJSON *node)
         else if (cJSON_IsFalse(node))
                 emit_text(e, "false", YAML_PLAIN_SCALAR_STYLE);
         else if (cJSON_IsNumber(node))
-                emit_number(e, node);
+                emit_number(e, node->valuedouble);
         else if (cJSON_IsString(node))
                 emit_string(e, node->valuestring, false);
         else

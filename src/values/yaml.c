@@ -20,8 +20,6 @@
 
 #include "ao/alloc.h"
 #include "ao/input.h"
-#include "ao/json-number.h"
-#include "ao/json-parse.h"
 #include "ao/quote.h"
 #include "ao/strbuf.h"
 
@@ -44,23 +42,14 @@
  *     YAML 1.1 octal 017 (= 15); up to 2^64-1
  *     else [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?: 1.5 -2e3 1.
  *     08 (not octal, so the float 8); overflow to infinity stays a string
- *     (a decimal integer beyond 64 bits is in this syntax: go-yaml makes it
- *     a float, here it keeps its digits; 0x 0o 0b beyond 64 bits are strings
- *     in both)
  *   starting with '.': Go float syntax, '_' only between digits: .5 .5e3
  *   anything else (timestamps, 1:20 sexagesimal, 0x with nothing) → string
  * Quoted and block scalars are strings. Explicit !!str !!int !!float !!bool
  * !!null !!map !!seq are honoured (also on quoted scalars, as YAML says);
- * !!float accepts integers (kept exact) and, unlike untagged scalars, float
- * literals beyond the double range (kept as text: the emitter writes such a
- * number so); any other mismatch is an error. "!" alone means
+ * !!float accepts integers, any other mismatch is an error. "!" alone means
  * string. Every other tag (local !foo, !!binary, !!timestamp...) is ignored
  * and the node resolved as if untagged: go-yaml would keep such a scalar a
  * string, but a tag nobody here interprets should not change the value.
- *
- * Numbers keep their value as include/ao/json-number.h says: integers from
- * 2^53 on and decimal integers beyond 64 bits keep their exact text ('_',
- * '+' and leading zeros dropped), floats are doubles.
  *
  * Keys are strings in JSON: null, booleans and numbers become "null",
  * "true", "1" (integers exactly, floats like ao_json_canonical, infinities
@@ -87,19 +76,14 @@
 
 struct limits {
         size_t max_nodes;
+        size_t max_alias_bytes;
         unsigned max_depth;
-        /* aliases copy at most alias_factor times the nodes written out and the input's bytes... */
-        size_t alias_factor;
-        size_t min_alias_nodes; /* ...but always this many nodes */
-        size_t min_alias_bytes; /* ...and this many string bytes */
 };
 
 static const struct limits default_limits = {
     .max_nodes = AO_YAML_MAX_NODES,
+    .max_alias_bytes = AO_YAML_MAX_ALIAS_BYTES,
     .max_depth = AO_YAML_MAX_DEPTH,
-    .alias_factor = AO_YAML_ALIAS_FACTOR,
-    .min_alias_nodes = AO_YAML_ALIAS_NODES_MIN,
-    .min_alias_bytes = AO_YAML_ALIAS_BYTES_MIN,
 };
 
 enum kind {
@@ -108,7 +92,6 @@ enum kind {
         KIND_INT,
         KIND_UINT,
         KIND_FLOAT,
-        KIND_TEXT, /* a number kept as its text */
         KIND_STRING,
 };
 
@@ -120,7 +103,6 @@ struct scalar {
         uint64_t u;
         double d;
         const char *s; /* borrowed from the event, KIND_STRING */
-        char *text;    /* owned: KIND_TEXT, a JSON number literal (scalar_done() frees it) */
 };
 
 enum tag {
@@ -375,80 +357,15 @@ static bool is_go_dot_float(const char *p)
         return *p == '\0';
 }
 
-static void scalar_done(struct scalar *sc)
-{
-        free(sc->text);
-        sc->text = NULL;
-}
-
-static bool is_integer_syntax(const char *p)
-{
-        if (*p == '+' || *p == '-')
-                p++;
-        while (is_digit(*p))
-                p++;
-        return *p == '\0';
-}
-
-/*
- * @p (is_yaml_float() syntax, '_' removed) as a JSON number literal: no '+', no leading zeros,
- * "0.5" for ".5", "1" for "1.", no sign on zero. Malloc'd.
- */
-static char *json_literal(const char *p)
-{
-        char *out = ao_xmalloc(strlen(p) + 2), *o = out;
-        bool negative = *p == '-';
-        if (*p == '+' || *p == '-')
-                p++;
-        const char *mantissa_end = p + strcspn(p, "eE");
-        if (negative && strspn(p, "0.") < (size_t) (mantissa_end - p))
-                *o++ = '-';
-        while (*p == '0' && is_digit(p[1]))
-                p++;
-        if (*p == '.')
-                *o++ = '0';
-        while (is_digit(*p))
-                *o++ = *p++;
-        if (*p == '.' && is_digit(p[1]))
-                *o++ = *p;
-        if (*p == '.')
-                p++;
-        strcpy(o, p); /* the fraction's digits and the exponent, as written */
-        return out;
-}
-
-/*
- * strtod() on a checked float syntax; a value beyond double range stays a string, as in Go. An
- * integer (beyond 64 bits, or with leading zeros, as "08") keeps its digits.
- */
+/* strtod() on a checked float syntax; a value beyond double range stays a string, as in Go. */
 static void resolve_float(const char *digits, struct scalar *ret)
 {
         /* No setlocale() in this program, so strtod() reads '.' as the decimal point. */
         double d = strtod(digits, NULL);
         if (isinf(d))
                 return;
-        if (is_integer_syntax(digits)) {
-                ret->kind = KIND_TEXT;
-                ret->text = json_literal(digits);
-                return;
-        }
         ret->kind = KIND_FLOAT;
         ret->d = d;
-}
-
-/* For !!float: a float literal (plain @s, '_' removed) beyond the double range, kept as its text. */
-static bool resolve_float_text(const char *s, struct scalar *ret)
-{
-        _cleanup_free_ char *plain = ao_xmalloc(strlen(s) + 1);
-        size_t n = 0;
-        for (; *s; s++)
-                if (*s != '_')
-                        plain[n++] = *s;
-        plain[n] = '\0';
-        if (!is_yaml_float(plain) || !isinf(strtod(plain, NULL)))
-                return false;
-        *ret = (struct scalar){.kind = KIND_TEXT, .text = json_literal(plain)};
-        return true;
 }
 
 /* A plain scalar starting with a digit, a sign or '.' (go-yaml hints 'D', 'S' and '.'). */
@@ -500,7 +417,6 @@ bool yaml_plain_is_string(const char *s)
 {
         struct scalar sc;
         resolve_plain(s, strlen(s), &sc);
-        scalar_done(&sc);
         return sc.kind == KIND_STRING;
 }
 
@@ -509,13 +425,16 @@ static bool apply_tag(enum tag tag, struct scalar *sc)
 {
         switch (tag) {
         case TAG_INT:
-                return sc->kind == KIND_INT || sc->kind == KIND_UINT || sc->kind == KIND_TEXT;
+                return sc->kind == KIND_INT || sc->kind == KIND_UINT;
         case TAG_FLOAT:
-                /* JSON has one kind of number: an integer stays exact. */
-                if (sc->kind == KIND_STRING)
-                        return resolve_float_text(sc->s, sc);
-                return sc->kind == KIND_INT || sc->kind == KIND_UINT || sc->kind == KIND_FLOAT ||
-                       sc->kind == KIND_TEXT;
+                if (sc->kind == KIND_INT)
+                        sc->d = (double) sc->i;
+                else if (sc->kind == KIND_UINT)
+                        sc->d = (double) sc->u;
+                else
+                        return sc->kind == KIND_FLOAT;
+                sc->kind = KIND_FLOAT;
+                return true;
         case TAG_BOOL:
                 return sc->kind == KIND_BOOL;
         case TAG_NULL:
@@ -553,11 +472,9 @@ static int resolve_scalar(struct loader *l, const yaml_event_t *ev, struct scala
                 return 0;
         default:
                 resolve_plain(value, len, ret);
-                if (!apply_tag(tag, ret)) {
-                        scalar_done(ret);
+                if (!apply_tag(tag, ret))
                         return fail(l, -EINVAL, &ev->start_mark, "'%s' is not a valid %s",
                                     describe(what, sizeof(what), value), known_tags[tag].name);
-                }
                 return 0;
         }
 }
@@ -571,6 +488,15 @@ static bool is_merge_key(const yaml_event_t *ev)
                (ev->data.scalar.tag == NULL && ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE);
 }
 
+/* cJSON_CreateNumber() casts to int for valueint, which is undefined for NaN. */
+static cJSON *create_number(double d)
+{
+        cJSON *n = cJSON_CreateNumber(isnan(d) ? 0 : d);
+        if (n)
+                n->valuedouble = d;
+        return n;
+}
+
 static cJSON *create_node(const struct scalar *sc)
 {
         switch (sc->kind) {
@@ -579,13 +505,11 @@ static cJSON *create_node(const struct scalar *sc)
         case KIND_BOOL:
                 return cJSON_CreateBool(sc->b);
         case KIND_INT:
-                return ao_json_number_from_int64(sc->i);
+                return create_number((double) sc->i);
         case KIND_UINT:
-                return ao_json_number_from_uint64(sc->u);
+                return create_number((double) sc->u);
         case KIND_FLOAT:
-                return ao_json_number_from_double(sc->d);
-        case KIND_TEXT:
-                return ao_json_number_from_literal(sc->text, strlen(sc->text));
+                return create_number(sc->d);
         default:
                 return cJSON_CreateString(sc->s);
         }
@@ -619,8 +543,6 @@ static char *scalar_key(const struct scalar *sc)
                 return ao_xstrdup(buf);
         case KIND_FLOAT:
                 return float_key(sc->d);
-        case KIND_TEXT:
-                return ao_xstrdup(sc->text);
         default:
                 return ao_xstrdup(sc->s);
         }
@@ -633,8 +555,6 @@ static char *node_key(const cJSON *node)
                 return ao_xstrdup(node->valuestring);
         if (cJSON_IsBool(node))
                 return ao_xstrdup(cJSON_IsTrue(node) ? "true" : "false");
-        if (ao_json_number_text(node))
-                return ao_xstrdup(ao_json_number_text(node));
         if (cJSON_IsNumber(node))
                 return float_key(node->valuedouble);
         return ao_xstrdup("null");
@@ -696,37 +616,15 @@ static double allowed_alias_ratio(size_t nodes)
                               (ALIAS_RATIO_RANGE_HIGH - ALIAS_RATIO_RANGE_LOW));
 }
 
-static size_t times(size_t a, size_t b)
-{
-        return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b;
-}
-
-/*
- * Account for @nodes nodes holding @bytes string bytes about to be created; @copied by an alias or
- * merge. What aliases copy is bounded by what the text itself holds, so a small text cannot make
- * a large document: the time and memory of a load stay proportional to its input.
- */
+/* Account for @nodes nodes holding @bytes string bytes about to be created; @copied by an alias or merge. */
 static int count(struct loader *l, size_t nodes, size_t bytes, bool copied, const yaml_mark_t *mark)
 {
         if (nodes > l->limits.max_nodes - l->n_nodes)
                 return fail(l, -E2BIG, mark, "more than %zu nodes after alias expansion",
                             l->limits.max_nodes);
-        if (copied) {
-                size_t max_nodes = AO_MAX(l->limits.min_alias_nodes,
-                                          times(l->n_nodes - l->n_alias_nodes, l->limits.alias_factor));
-                size_t max_bytes = AO_MAX(l->limits.min_alias_bytes, times(l->len, l->limits.alias_factor));
-                if (nodes > max_nodes || l->n_alias_nodes > max_nodes - nodes)
-                        return fail(l, -E2BIG, mark,
-                                    "aliases copy more than %zu nodes (%zu times the nodes written out, at "
-                                    "least %zu)",
-                                    max_nodes, l->limits.alias_factor, l->limits.min_alias_nodes);
-                if (bytes > max_bytes || l->n_alias_bytes > max_bytes - bytes)
-                        return fail(
-                            l, -E2BIG, mark,
-                            "aliases copy more than %zu bytes of strings (%zu times the input, at least "
-                            "%zu)",
-                            max_bytes, l->limits.alias_factor, l->limits.min_alias_bytes);
-        }
+        if (copied && bytes > l->limits.max_alias_bytes - l->n_alias_bytes)
+                return fail(l, -E2BIG, mark, "aliases copy more than %zu bytes of strings",
+                            l->limits.max_alias_bytes);
         l->n_nodes += nodes;
         l->n_bytes += bytes;
         if (copied) {
@@ -746,8 +644,6 @@ static void tree_size(const cJSON *node, size_t *nodes, size_t *bytes)
         *nodes += 1;
         if (cJSON_IsString(node) && node->valuestring)
                 *bytes += strlen(node->valuestring);
-        if (ao_json_number_text(node))
-                *bytes += strlen(ao_json_number_text(node));
         for (const cJSON *c = node->child; c; c = c->next) {
                 if (cJSON_IsObject(node) && c->string) {
                         *nodes += 1;
@@ -914,12 +810,6 @@ static int apply_merges(struct loader *l, struct frame *f)
         return 0;
 }
 
-/* The bytes a scalar of @len bytes holds, as the alias limits count them (a number's text too). */
-static size_t scalar_bytes(const struct scalar *sc, size_t len)
-{
-        return sc->kind == KIND_STRING || sc->kind == KIND_TEXT ? len : 0;
-}
-
 static int on_scalar_key(struct loader *l, struct frame *p, const yaml_event_t *ev, const struct scalar *sc)
 {
         const char *anchor = (const char *) ev->data.scalar.anchor;
@@ -938,40 +828,32 @@ static int on_scalar_key(struct loader *l, struct frame *p, const yaml_event_t *
         if (!node)
                 return oom(l);
         (void) cJSON_AddItemToArray(l->graveyard, node);
-        return define_scalar_anchor(l, anchor, node, scalar_bytes(sc, len));
+        return define_scalar_anchor(l, anchor, node, sc->kind == KIND_STRING ? len : 0);
 }
 
-static int add_scalar(struct loader *l, const yaml_event_t *ev, const struct scalar *sc)
+static int on_scalar(struct loader *l, const yaml_event_t *ev)
 {
         const char *anchor = (const char *) ev->data.scalar.anchor;
         struct frame *p = top(l);
-        int r;
+        struct scalar sc;
+        int r = resolve_scalar(l, ev, &sc);
+        if (r < 0)
+                return r;
         if (wants_key(p))
-                return on_scalar_key(l, p, ev, sc);
+                return on_scalar_key(l, p, ev, &sc);
         if (p && p->merge_key)
                 return merge_value_error(l, &ev->start_mark);
 
-        size_t bytes = scalar_bytes(sc, ev->data.scalar.length);
+        size_t bytes = sc.kind == KIND_STRING ? ev->data.scalar.length : 0;
         if ((r = count(l, 1, bytes, false, &ev->start_mark)) < 0)
                 return r;
-        cJSON *node = create_node(sc);
+        cJSON *node = create_node(&sc);
         if (!node)
                 return oom(l);
         if ((r = attach(l, node)) < 0)
                 return r;
         grow_height(l, 0);
         return anchor ? define_scalar_anchor(l, anchor, node, bytes) : 0;
-}
-
-static int on_scalar(struct loader *l, const yaml_event_t *ev)
-{
-        struct scalar sc;
-        int r = resolve_scalar(l, ev, &sc);
-        if (r < 0)
-                return r;
-        r = add_scalar(l, ev, &sc);
-        scalar_done(&sc);
-        return r;
 }
 
 static int on_alias(struct loader *l, const yaml_event_t *ev)
@@ -1331,15 +1213,14 @@ int ao_yaml_load_stream_file(const char *path, struct cJSON **ret_array, struct 
 /* ---- JSON streams ------------------------------------------------------------------------------ */
 
 /*
- * A JSON stream is cut into values by a small scanner before the parser
- * (ao_json_parse()) sees any of it (as src/metrics/operations.c does): it
- * finds where each top-level value ends, counts nodes and nesting against
- * the YAML limits so the parser never builds more than they allow, and
- * names what JSON does not allow more precisely than "invalid JSON": raw
- * control characters, numbers outside JSON's grammar ("01", "1."), and
- * "\u0000", which the parser takes but which would cut the string short at
- * its NUL. Keys twice in one object are refused after the parse, as the
- * YAML loader refuses them.
+ * A JSON stream is cut into values by a small scanner before cJSON sees any
+ * of it (as src/metrics/operations.c does): it finds where each top-level
+ * value ends, counts nodes and nesting against the YAML limits so cJSON
+ * never builds more than they allow, and refuses what cJSON would let
+ * through although JSON does not: raw control characters, "\u0000" (a NUL
+ * that cuts the string short) and numbers outside JSON's grammar ("01",
+ * "1.", which strtod() takes). Keys twice in one object are refused after
+ * the parse, as the YAML loader refuses them.
  */
 
 struct json_stream {
@@ -1450,7 +1331,7 @@ static int json_scan_value(struct json_stream *s, size_t pos, size_t *ret_end)
                         if (i == 0 || i > s->len)
                                 return json_fail(s, start, -EINVAL, "invalid number");
                 } else {
-                        /* true, false, null, or garbage for the parser to refuse. */
+                        /* true, false, null, or garbage for cJSON to refuse. */
                         i++;
                         while (i < s->len && t[i] >= 'a' && t[i] <= 'z')
                                 i++;
@@ -1497,7 +1378,6 @@ static const char *json_duplicate_key(const cJSON *json)
 static int json_parse_value(struct json_stream *s, cJSON *docs, size_t *pos)
 {
         const char *stop = NULL;
-        struct ao_json_parse_error bad;
         char what[256];
         size_t end = 0;
         int r = json_scan_value(s, *pos, &end);
@@ -1505,23 +1385,18 @@ static int json_parse_value(struct json_stream *s, cJSON *docs, size_t *pos)
         if (r < 0)
                 return r;
         if (r > 0) {
-                /* Cut short. The parser may find an earlier error. */
-                cJSON *json = ao_json_parse(s->text + *pos, s->len - *pos, &stop, &bad);
-                size_t at = json ? (size_t) (stop - s->text) : *pos + bad.offset;
-                cJSON_Delete(json);
-                if (at < end)
-                        return json_fail(s, at, -EINVAL, "invalid JSON");
+                /* Cut short. cJSON may find an earlier error; with the NUL it is not clamped to the last byte. */
+                cJSON_Delete(cJSON_ParseWithLengthOpts(s->text + *pos, s->len + 1 - *pos, &stop, 0));
+                if (stop && stop < s->text + end)
+                        return json_fail(s, (size_t) (stop - s->text), -EINVAL, "invalid JSON");
                 if (end < s->len)
                         return json_fail(s, end, -EINVAL, "unterminated string");
                 return json_fail(s, s->len, -EINVAL, "unexpected end of input");
         }
-        cJSON *json = ao_json_parse(s->text + *pos, end - *pos, &stop, &bad);
-        if (!json)
-                return json_fail(s, *pos + ao_json_parse_error_byte(&bad, end - *pos), -EINVAL,
-                                 "invalid JSON");
-        if (stop != s->text + end) {
+        cJSON *json = cJSON_ParseWithLengthOpts(s->text + *pos, end - *pos, &stop, 0);
+        if (!json || stop != s->text + end) {
                 cJSON_Delete(json);
-                return json_fail(s, (size_t) (stop - s->text), -EINVAL, "invalid JSON");
+                return json_fail(s, stop ? (size_t) (stop - s->text) : *pos, -EINVAL, "invalid JSON");
         }
         const char *dup = json_duplicate_key(json);
         if (dup) {
@@ -1542,7 +1417,7 @@ int ao_json_load_stream(const char *text, size_t len, const char *filename, stru
         cJSON *docs = NULL;
         size_t pos = 0;
 
-        /* The scanner looks a few bytes ahead, which the NUL terminator stops. */
+        /* The scanner and cJSON look a few bytes ahead, which the NUL terminator stops. */
         int r = ao_input_copy(text, len, AO_YAML_MAX_INPUT, s.filename, "input", &copy, &pos, reterr);
         if (r < 0)
                 return r;

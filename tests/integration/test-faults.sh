@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Hooks that misbehave must not take the operator down or leave anything behind: killed by a
 # signal, crashing, out of memory under an address-space limit, writing 100 MB into a patch file,
-# a small patch reaching the copy budget, never exiting, a full temp dir, a shutdown while twenty
-# hooks run at once, and a reload signal while hooks run.
+# never exiting, a full temp dir, a shutdown while twenty hooks run at once, and a reload signal
+# while hooks run.
 set -uo pipefail
 . "$(dirname "$0")/tap.sh"
 
@@ -83,25 +83,6 @@ kill -TERM "$OP_PID"
 op_finish
 is "$OP_CODE" 0 "100 MB patch: a clean stop"
 is "$(find "$work/tmp" -mindepth 1 -not -path "$work/tmp/state*" | wc -l)" 0 "100 MB patch: the file is gone with its run directory"
-
-# ---- a values patch of ~1 KB that copies a value into itself until the work budget: refused
-# at once, naming the hook and the operation, the run retried ------------------------------------
-hook copies/hooks/a.sh '{"configVersion":"v1","onStartup":1}' \
-        'if [ ! -e '"$work"'/copies-done ]; then touch '"$work"'/copies-done
-{ echo "[{\"op\":\"add\",\"path\":\"/global/x\",\"value\":{\"a\":[1,2,3,4,5,6,7]}}"
-for i in $(seq 0 27); do echo ",{\"op\":\"copy\",\"from\":\"/global/x\",\"path\":\"/global/x/c$i\"}"; done
-echo "]"; } >"$VALUES_JSON_PATCH_PATH"; fi
-echo "copies: run done"'
-start "$work/copies"
-op_wait_for '"msg":"first converge done'
-ok $? "copy budget: the operator goes on and converges"
-like "$OP_LOG" "hook 'hooks/a.sh': values patch: operation 12 \\(copy /global/x/c11\\): the patch would copy, walk or step over more than 32768 nodes \\(4 times the document and the patch, at least 32768\\)" \
-        "copy budget: the error names the hook, the operation and the budget"
-like "$OP_LOG" "task 'GlobalHookRun:onStartup:hooks/a.sh' failed \\(1 in a row\\), retrying" "copy budget: the run is retried"
-is "$(grep -c '"msg":"copies: run done"' <<<"$OP_LOG")" 2 "copy budget: the retry runs and succeeds"
-kill -TERM "$OP_PID"
-op_finish
-is "$OP_CODE" 0 "copy budget: a clean stop"
 
 # ---- a hook that never exits: killed at the timeout, its task retried --------------------------
 hook hang/hooks/a.sh '{"configVersion":"v1","onStartup":1}' \

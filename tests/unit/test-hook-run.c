@@ -7,7 +7,6 @@
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -20,12 +19,9 @@
 #include "ao/json-writer.h"
 #include "ao/jsonpatch.h"
 #include "ao/log.h"
-#include "ao/object-patch.h"
 #include "ao/proc.h"
 #include "ao/reactor.h"
 #include "ao/sandbox.h"
-#include "ao/strbuf.h"
-#include "ao/worker.h"
 #include "ao/yaml.h"
 
 static int rm_rf(const char *path);
@@ -33,7 +29,6 @@ static int rm_rf(const char *path);
 static struct ao_reactor *reactor;
 static struct ao_proc *proc;
 static struct ao_hook_runner *runner;
-static struct ao_worker *worker; /* where the runners read outputs, as in the operator */
 static char scratch[] = "/tmp/test-hook-run.XXXXXX";
 
 struct result {
@@ -43,8 +38,6 @@ struct result {
         char error[AO_ERROR_MSG_MAX];
         char *config_text;
         char *values_patch, *config_values_patch, *metrics, *kubernetes_patch;
-        char *object_patches; /* "Delete Pod p, ..." as parsed by the runner, or NULL */
-        char object_patches_error[AO_ERROR_MSG_MAX];
         int enabled;
         char *enabled_reason;
 };
@@ -73,16 +66,6 @@ static void on_done(struct ao_hook_outcome *o, void *userdata)
         r->metrics = m && cJSON_GetArraySize(m) > 0 ? ao_json_canonical(m) : NULL;
         cJSON_Delete(m);
         r->kubernetes_patch = dup_or_null(o->kubernetes_patch);
-        if (o->object_patches) {
-                struct ao_strbuf b = {0};
-                for (size_t i = 0; i < o->object_patches->n; i++) {
-                        char *d = ao_object_patch_op_describe(&o->object_patches->items[i]);
-                        ao_strbuf_appendf(&b, "%s%s", i ? ", " : "", d);
-                        free(d);
-                }
-                r->object_patches = ao_strbuf_steal(&b);
-        }
-        snprintf(r->object_patches_error, sizeof(r->object_patches_error), "%s", o->object_patches_error.msg);
         r->enabled = o->enabled;
         r->enabled_reason = dup_or_null(o->enabled_reason);
 }
@@ -94,7 +77,6 @@ static void result_done(struct result *r)
         free(r->config_values_patch);
         free(r->metrics);
         free(r->kubernetes_patch);
-        free(r->object_patches);
         free(r->enabled_reason);
 }
 
@@ -267,8 +249,6 @@ static void test_event_protocol(void)
                    "event: metric operations");
         tap_is_str(r.kubernetes_patch, "{\"operation\":\"Delete\",\"kind\":\"Pod\",\"name\":\"p\"}\n",
                    "event: kubernetes patch handed over raw");
-        tap_is_str(r.object_patches, "Delete Pod p", "event: and parsed");
-        tap_is_str(r.object_patches_error, "", "event: without an error");
 
         struct {
                 const char *file, *want;
@@ -413,24 +393,6 @@ static void test_failures(void)
             "bad metric operation", NULL, "echo '{\"name\":\"m\",\"action\":\"bump\"}' > \"$METRICS_PATH\"",
             "hook 'hooks/test.sh': metrics.json:1:1: operation 0: unknown action 'bump' (expected add, set, "
             "observe or expire)");
-        struct ao_hook_run_request bad = {
-            .mode = AO_HOOK_RUN_EVENT,
-            .path =
-                make_hook("bad-kpatch.sh",
-                          "echo '{\"operation\":\"Explode\",\"kind\":\"Pod\"}' > \"$KUBERNETES_PATCH_PATH\""),
-        };
-        struct result br;
-        run(&bad, &br);
-        tap_ok(br.ok && br.kubernetes_patch && !br.object_patches,
-               "invalid kubernetes patch: the run is ok, the text is there, no operations");
-        tap_is_str(
-            br.object_patches_error,
-            "KUBERNETES_PATCH_PATH: operation 0: operation: 'Explode' is not one of Create, CreateOrUpdate, "
-            "CreateIfNotExists, Delete, DeleteInBackground, DeleteNonCascading, JQPatch, MergePatch, "
-            "JSONPatch",
-            "invalid kubernetes patch: why, naming the operation");
-        result_done(&br);
-        free((char *) bad.path);
         check_event("removed output files read as empty", NULL,
                     "rm \"$VALUES_JSON_PATCH_PATH\" \"$METRICS_PATH\"", "");
         check_event(
@@ -727,8 +689,7 @@ static void test_keep_files_and_stale_dirs(void)
         (void) mkdir(foreign, 0700);
 
         struct ao_hook_runner *keeper = NULL;
-        struct ao_hook_runner_options opt = {
-            .tmp_dir = base, .tmp_dir_explicit = true, .keep_files = true, .worker = worker};
+        struct ao_hook_runner_options opt = {.tmp_dir = base, .tmp_dir_explicit = true, .keep_files = true};
         struct ao_error err = {0};
         tap_is_int(ao_hook_runner_new(proc, &opt, &keeper, &err), 0, "keep: runner created (%s)", err.msg);
         tap_ok(access(stale, F_OK) < 0, "stale: the directory of an exited operator is removed");
@@ -752,126 +713,6 @@ static void test_keep_files_and_stale_dirs(void)
         ao_hook_runner_free(keeper);
         tap_ok(access(dir, F_OK) == 0, "keep: the private directory stays after free");
         free(dir), free(hook), free(stale), free(stale_file), free(foreign), free(base);
-}
-
-/* A job that holds the pool's thread until the test posts @release. */
-struct blocker {
-        sem_t started, release;
-        bool done;
-};
-
-static void blocker_run(void *data)
-{
-        struct blocker *b = data;
-        sem_post(&b->started);
-        while (sem_wait(&b->release) < 0)
-                ;
-}
-
-static void blocker_done(void *data, bool cancelled)
-{
-        ((struct blocker *) data)->done = true;
-}
-
-static void block_pool(struct blocker *b)
-{
-        /* Idle first: a job finished but not yet delivered (a tree being released) would count below. */
-        uint64_t idle_deadline = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
-        while (ao_worker_pending(worker) > 0 && ao_clock_now_usec() < idle_deadline)
-                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
-        *b = (struct blocker){0};
-        sem_init(&b->started, 0, 0);
-        sem_init(&b->release, 0, 0);
-        if (ao_worker_submit(worker, blocker_run, blocker_done, b, NULL) < 0)
-                tap_bail("submit");
-        while (sem_wait(&b->started) < 0)
-                ;
-}
-
-static void unblock_pool(struct blocker *b)
-{
-        sem_post(&b->release);
-        uint64_t give_up = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
-        while (ao_worker_pending(worker) > 0 && ao_clock_now_usec() < give_up)
-                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
-        sem_destroy(&b->started);
-        sem_destroy(&b->release);
-}
-
-/* Run the loop until the hook exited and its outputs wait in the pool behind the blocker. */
-static void run_until_outputs_queued(void)
-{
-        uint64_t give_up = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
-        while (ao_worker_pending(worker) < 2 && ao_clock_now_usec() < give_up)
-                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
-        if (ao_worker_pending(worker) < 2)
-                tap_bail("the run's outputs never reached the pool");
-}
-
-/*
- * The outputs are read on the pool: the outcome waits for them while the loop goes on, and a
- * runner freed meanwhile drops the run without a callback, its directory and what was read.
- */
-static void test_outputs_off_the_loop(void)
-{
-        char *hook =
-            make_hook("offload.sh", "echo '[{\"op\":\"add\",\"path\":\"/global/big\",\"value\":1}]' > "
-                                    "\"$VALUES_JSON_PATCH_PATH\"");
-        struct ao_hook_run_request req = {.mode = AO_HOOK_RUN_EVENT, .path = hook};
-        struct result r = {0};
-        struct blocker b;
-        block_pool(&b);
-        req.on_done = on_done;
-        req.userdata = &r;
-        req.hook_name = "hooks/offload.sh";
-        struct ao_error err = {0};
-        tap_is_int(ao_hook_run_start(runner, &req, &err), 0, "offload: started (%s)", err.msg);
-        run_until_outputs_queued();
-        tap_ok(!r.done, "offload: the hook exited, its outcome waits for the outputs to be read");
-        tap_is_int(ao_hook_runner_active(runner), 1, "offload: the run is still active meanwhile");
-        unblock_pool(&b);
-        tap_ok(r.done && r.ok, "offload: done once the pool read them (%s)", r.error);
-        tap_is_str(r.values_patch, "[{\"op\":\"add\",\"path\":\"/global/big\",\"value\":1}]",
-                   "offload: the patch as written");
-        tap_is_int(ao_hook_runner_active(runner), 0, "offload: the run is over");
-        result_done(&r);
-
-        /* Outputs of 64 KiB and more: what the callback leaves of them is freed on the pool. */
-        char *big =
-            make_hook("offload-big.sh",
-                      "v=$(head -c 100000 /dev/zero | tr '\\0' a)\n"
-                      "printf '[{\"op\":\"add\",\"path\":\"/global/big\",\"value\":\"%s\"}]' \"$v\" > "
-                      "\"$VALUES_JSON_PATCH_PATH\"");
-        struct ao_hook_run_request big_req = {.mode = AO_HOOK_RUN_EVENT, .path = big};
-        run(&big_req, &r);
-        tap_ok(r.ok && r.values_patch && strlen(r.values_patch) > 100000, "offload: a 100 kB patch read (%s)",
-               r.error);
-        tap_is_int(ao_worker_pending(worker), 1, "offload: its outcome is being freed on the pool");
-        uint64_t give_up = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
-        while (ao_worker_pending(worker) > 0 && ao_clock_now_usec() < give_up)
-                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
-        tap_is_int(ao_worker_pending(worker), 0, "offload: and then freed");
-        result_done(&r);
-        free(big);
-
-        struct ao_hook_runner *doomed = NULL;
-        char *tmp = ao_xasprintf("%s/doomed-tmp", scratch);
-        struct ao_hook_runner_options opt = {.tmp_dir = tmp, .tmp_dir_explicit = true, .worker = worker};
-        if (ao_hook_runner_new(proc, &opt, &doomed, &err) < 0)
-                tap_bail(err.msg);
-        char *dir = ao_xstrdup(ao_hook_runner_dir(doomed));
-        r = (struct result){0};
-        block_pool(&b);
-        tap_is_int(ao_hook_run_start(doomed, &req, &err), 0, "offload: started on a second runner");
-        run_until_outputs_queued();
-        doomed = ao_hook_runner_free(doomed);
-        tap_ok(access(dir, F_OK) < 0, "offload: the freed runner's directory is gone");
-        unblock_pool(&b);
-        tap_ok(!r.done, "offload: a run dropped with its runner is never reported");
-        tap_is_int(ao_worker_pending(worker), 0, "offload: its job was done, cancelled");
-        free(dir);
-        free(tmp);
-        free(hook);
 }
 
 static void test_sandboxed(void)
@@ -925,10 +766,8 @@ int main(void)
                 tap_bail(err.msg);
         setenv("FROM_OPERATOR", "yes", 1);
         setenv("VALUES_PATH", "/must/not/leak", 1);
-        if (ao_worker_new(reactor, 1, &worker, &err) < 0)
-                tap_bail(err.msg);
         char *tmp = ao_xasprintf("%s/default-tmp", scratch);
-        struct ao_hook_runner_options opt = {.tmp_dir = tmp, .worker = worker};
+        struct ao_hook_runner_options opt = {.tmp_dir = tmp};
         if (ao_hook_runner_new(proc, &opt, &runner, &err) < 0)
                 tap_bail(err.msg);
 
@@ -941,13 +780,11 @@ int main(void)
         test_reuse();
         test_keep_files_and_stale_dirs();
         test_sandboxed();
-        test_outputs_off_the_loop();
 
         char *dir = ao_xstrdup(ao_hook_runner_dir(runner));
         runner = ao_hook_runner_free(runner);
         tap_ok(access(dir, F_OK) < 0, "the private directory is removed at the end");
         free(dir);
-        worker = ao_worker_free(worker);
         proc = ao_proc_free(proc);
         reactor = ao_reactor_free(reactor);
         rm_rf(scratch);

@@ -14,11 +14,6 @@
  * 410 re-list's difference, sharing (two metadata subscriptions: one informer, one watch; a
  * metadata and a full one: two), and a server that does not know the media type (full objects).
  *
- * Parsing off the loop: every list page and every long watch event goes through a worker pool. A
- * job that holds the pool's only thread makes "the event is still being parsed" a state the test
- * decides: events keep their order behind a long one, a stream that ends meanwhile resumes after
- * it, and an informer that stops meanwhile drops the list it was waiting for.
- *
  * The test drives the fake with blocking libcurl calls between turns of the loop; the informers'
  * streams wait in their sockets meanwhile. Nothing waits on a clock: every step runs the loop
  * until the callback it expects has come, with a deadline that only fails the test.
@@ -26,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +42,6 @@
 #include "ao/kubeconfig.h"
 #include "ao/reactor.h"
 #include "ao/strbuf.h"
-#include "ao/worker.h"
 
 #define DEADLINE_USEC (30 * AO_USEC_PER_SEC)
 
@@ -56,7 +49,6 @@
 #define ACCEPT_META      "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 static struct ao_reactor *reactor;
-static struct ao_worker *worker; /* where the informers parse, as in the operator */
 
 /* ---- the API server: the fake, or a real one ------------------------------------------------------ */
 
@@ -537,8 +529,7 @@ static void env_start_paged(struct env *e, const char *fake_option, const char *
                                          .on_stat = on_stat,
                                          .userdata = &e->stats,
                                          .retry_scale = 0.01,
-                                         .page_size = page_size,
-                                         .worker = worker};
+                                         .page_size = page_size};
         e->infs = ao_informers_new(reactor, e->client, &o);
 }
 
@@ -1055,192 +1046,11 @@ static void test_pages_not_rate_limited(struct env *e)
         recorder_done(&rec);
 }
 
-/* ---- parsing off the loop ---------------------------------------------------------------------- */
-
-/* A job that holds the pool's only thread until released: what the informers hand it waits. */
-struct blocker {
-        sem_t started, release;
-};
-
-static void blocker_run(void *data)
-{
-        struct blocker *b = data;
-        sem_post(&b->started);
-        while (sem_wait(&b->release) < 0)
-                ;
-}
-
-static void blocker_done(void *data, bool cancelled)
-{
-}
-
-static void block_pool(struct blocker *b)
-{
-        /* Idle first: a job finished but not yet delivered (a tree being released) would count below. */
-        uint64_t idle_deadline = ao_clock_now_usec() + 60 * AO_USEC_PER_SEC;
-        while (ao_worker_pending(worker) > 0 && ao_clock_now_usec() < idle_deadline)
-                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
-        sem_init(&b->started, 0, 0);
-        sem_init(&b->release, 0, 0);
-        if (ao_worker_submit(worker, blocker_run, blocker_done, b, NULL) < 0)
-                tap_bail("submit");
-        while (sem_wait(&b->started) < 0)
-                ;
-}
-
-static void unblock_pool(struct blocker *b)
-{
-        sem_post(&b->release);
-        uint64_t deadline = ao_clock_now_usec() + DEADLINE_USEC;
-        while (ao_worker_pending(worker) > 0 && ao_clock_now_usec() < deadline)
-                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
-        sem_destroy(&b->started);
-        sem_destroy(&b->release);
-}
-
-/* Run the loop until the pool holds @n jobs (the blocker and what waits behind it). */
-static bool run_until_pending(size_t n, const char *what)
-{
-        uint64_t deadline = ao_clock_now_usec() + DEADLINE_USEC;
-        while (ao_worker_pending(worker) < n && ao_clock_now_usec() < deadline)
-                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
-        return tap_ok(ao_worker_pending(worker) == n, "%s", what);
-}
-
-/* A ConfigMap named @name whose data.big is @bytes long (a watch event of about that size). */
-static char *big_cm(const char *name, char fill, size_t bytes)
-{
-        struct ao_strbuf b = {0};
-        ao_strbuf_appendf(&b, "{\"metadata\":{\"name\":\"%s\"},\"data\":{\"big\":\"", name);
-        for (size_t i = 0; i < bytes; i++)
-                ao_strbuf_append_c(&b, fill);
-        ao_strbuf_append(&b, "\"}}");
-        return ao_strbuf_steal(&b);
-}
-
-#define BIG (100 * 1024) /* over the informers' 64 KiB: parsed on the pool */
-
-/*
- * Live events: a long one waits for the pool, short ones written after it come after it; a watch
- * that ends while its last event is being parsed ends once that event is through, and resumes.
- */
-static void test_long_events(struct env *e)
-{
-        struct server *fk = &e->fk;
-        ensure_ns(fk, "t-long");
-        struct recorder rec = {0};
-        subscribe(e->infs, &rec, "long events", &configmaps, "t-long", false);
-        if (!run_until_synced(&rec))
-                return;
-        unsigned fails_before = fails;
-        struct blocker b;
-        block_pool(&b);
-        _cleanup_free_ char *big1 = big_cm("big", 'a', BIG);
-        put_cm(fk, "t-long", big1);
-        run_until_pending(2, "a long event waits for the pool");
-        put_cm(fk, "t-long", "{\"metadata\":{\"name\":\"small\"},\"data\":{\"k\":\"1\"}}");
-        patch_cm(fk, "t-long", "small", "{\"data\":{\"k\":\"2\"}}");
-        tap_is_int(rec.n_events, 0, "nothing delivered while it waits");
-        unblock_pool(&b);
-        if (run_until_events(&rec, 3))
-                tap_is_str(events_of(&rec), "ADDED big, ADDED small, MODIFIED small",
-                           "the long event, then those written after it, in order");
-        const cJSON *data = cJSON_GetObjectItemCaseSensitive(rec.objects[0], "data");
-        const char *value = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, "big"));
-        tap_ok(value && strlen(value) == BIG && value[0] == 'a', "the long event's object, whole");
-
-        block_pool(&b);
-        _cleanup_free_ char *patch = big_cm("big", 'b', BIG);
-        patch_cm(fk, "t-long", "big", patch);
-        run_until_pending(2, "another long event waits for the pool");
-        if (!is_real(fk)) {
-                server_ok(fk, "POST", "/fake/close-watches", "application/json",
-                          "{\"path\":\"/namespaces/t-long/\"}");
-                /* The stream's end reaches the informer (it has nothing else to read) and waits for the event. */
-                uint64_t deadline = ao_clock_now_usec() + DEADLINE_USEC;
-                cJSON *w = NULL;
-                size_t open_watches = 1;
-                while (open_watches > 0 && ao_clock_now_usec() < deadline) {
-                        (void) ao_reactor_run_once(reactor, 10 * AO_USEC_PER_MSEC);
-                        cJSON_Delete(w);
-                        w = NULL;
-                        (void) server_call(fk, "GET", "/fake/watches", NULL, NULL, &w);
-                        open_watches =
-                            (size_t) cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(w, "watches"));
-                }
-                cJSON_Delete(w);
-                tap_is_int(open_watches, 0, "the watch was closed while its last event waited");
-        }
-        unblock_pool(&b);
-        put_cm(fk, "t-long", "{\"metadata\":{\"name\":\"after\"},\"data\":{\"k\":\"1\"}}");
-        if (run_until_events(&rec, 5))
-                tap_is_str(events_of(&rec),
-                           "ADDED big, ADDED small, MODIFIED small, MODIFIED big, ADDED after",
-                           "the event that waited, then the resumed watch's");
-        tap_is_int(fails, fails_before, "no watch failed");
-        recorder_done(&rec);
-}
-
-/*
- * A backlog replayed in 2 KiB chunks (a resumed watch): the chunk that ends a long event carries
- * the start of the next ones, which wait in the decoder while the long one is parsed.
- */
-static void test_long_event_in_backlog(struct env *e)
-{
-        struct server *fk = &e->fk;
-        struct recorder rec = {0};
-        subscribe(e->infs, &rec, "backlog", &configmaps, "t-backlog", false);
-        if (!run_until_synced(&rec))
-                return;
-        struct blocker b;
-        block_pool(&b);
-        /* The watch resumes in 2 s, from before the writes below: it replays them. */
-        server_ok(fk, "POST", "/fake/faults", "application/json",
-                  "{\"method\":\"GET\",\"path\":\"/namespaces/t-backlog/configmaps$\",\"watch\":true,"
-                  "\"action\":\"slow\",\"delay\":2,\"count\":1}");
-        server_ok(fk, "POST", "/fake/close-watches", "application/json",
-                  "{\"path\":\"/namespaces/t-backlog/\"}");
-        _cleanup_free_ char *big = big_cm("big", 'c', BIG);
-        put_cm(fk, "t-backlog", "{\"metadata\":{\"name\":\"first\"}}");
-        put_cm(fk, "t-backlog", big);
-        put_cm(fk, "t-backlog", "{\"metadata\":{\"name\":\"second\"}}");
-        patch_cm(fk, "t-backlog", "second", "{\"data\":{\"k\":\"2\"}}");
-        run_until_pending(2, "the replayed long event waits for the pool");
-        tap_is_str(events_of(&rec), "ADDED first", "the event before it came at once");
-        unblock_pool(&b);
-        if (run_until_events(&rec, 4))
-                tap_is_str(events_of(&rec), "ADDED first, ADDED big, ADDED second, MODIFIED second",
-                           "then the long one and those behind it, in order");
-        recorder_done(&rec);
-}
-
-/* An informer that stops while its list page waits for the pool: the page is dropped. */
-static void test_stop_while_listing(struct env *e)
-{
-        struct server *fk = &e->fk;
-        put_cm(fk, "t-stop", "{\"metadata\":{\"name\":\"x\"}}");
-        struct recorder rec = {0};
-        struct blocker b;
-        block_pool(&b);
-        subscribe(e->infs, &rec, "stopped", &configmaps, "t-stop", false);
-        run_until_pending(2, "the list page waits for the pool");
-        recorder_done(&rec); /* the last subscription: the informer stops from a deferred callback */
-        uint64_t deadline = ao_clock_now_usec() + DEADLINE_USEC;
-        while (ao_informers_count(e->infs) > 0 && ao_clock_now_usec() < deadline)
-                (void) ao_reactor_run_once(reactor, 100 * AO_USEC_PER_MSEC);
-        tap_is_int(ao_informers_count(e->infs), 0, "the informer stopped with its page unparsed");
-        unblock_pool(&b);
-        tap_is_int(ao_worker_pending(worker), 0, "its job was done, cancelled");
-}
-
 int main(void)
 {
         signal(SIGPIPE, SIG_IGN);
         curl_global_init(CURL_GLOBAL_DEFAULT);
         reactor = test_reactor_new();
-        struct ao_error err = {0};
-        if (ao_worker_new(reactor, 1, &worker, &err) < 0)
-                tap_bail(err.msg);
 
         struct env e;
         const char *cluster = getenv("AO_TEST_CLUSTER");
@@ -1248,7 +1058,6 @@ int main(void)
         test_metadata_objects(&e);
         test_metadata_relist(&e);
         test_sharing(&e);
-        test_long_events(&e);
         env_stop(&e);
 
         if (!cluster) {
@@ -1267,14 +1076,8 @@ int main(void)
                 env_start_paged(&e, NULL, NULL, 2, 0.001);
                 test_pages_not_rate_limited(&e);
                 env_stop(&e);
-
-                env_start(&e, "--chunk-size=2048", NULL);
-                test_long_event_in_backlog(&e);
-                test_stop_while_listing(&e);
-                env_stop(&e);
         }
 
-        worker = ao_worker_free(worker);
         reactor = ao_reactor_free(reactor);
         curl_global_cleanup();
         return tap_done();

@@ -16,7 +16,6 @@
 
 #include "../tap.h"
 #include "ao/jq.h"
-#include "ao/strbuf.h"
 #include "ao/yaml.h"
 
 static const char pod[] = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\","
@@ -157,15 +156,11 @@ static void test_errors(struct ao_jq_cache *c)
               "ERR -22: jqFilter '\\n.a |\\n\\t|': syntax error, unexpected '|' (Unix shell quoting issues?) "
               "at "
               "<top-level>, line 3");
-        check(c, "repeat(1)", pod,
-              "ERR -7: jqFilter 'repeat(1)': results of more than 5000 nodes (4 times the input, at least "
-              "5000)");
+        check(c, "repeat(1)", pod, "ERR -7: jqFilter 'repeat(1)': more than 100000 results");
         /* the program is usable after each of these */
         check(c, "error(\"boom\")", "{}", "ERR -22: jqFilter 'error(\"boom\")': boom");
         check(c, "try error(\"x\") catch ., .a", "{\"a\":2}", "[\"x\",2]");
-        check(c, "repeat(1)", "null",
-              "ERR -7: jqFilter 'repeat(1)': results of more than 5000 nodes (4 times the input, at least "
-              "5000)");
+        check(c, "repeat(1)", "null", "ERR -7: jqFilter 'repeat(1)': more than 100000 results");
         check(c, "fromjson", "\"{\"",
               "ERR -22: jqFilter 'fromjson': Unfinished JSON term at EOF at line 1, column 1 (while parsing "
               "'{')");
@@ -323,60 +318,6 @@ static void test_built_input(struct ao_jq_cache *c)
         cJSON_Delete(in);
 }
 
-/* Apply @filter to the YAML text @input, whose loader keeps numbers exact; the result's canonical text. */
-static void check_yaml(struct ao_jq_cache *c, const char *filter, const char *input, const char *want)
-{
-        struct ao_error err = {0};
-        cJSON *in = NULL, *out = NULL;
-        char *text = NULL;
-
-        if (ao_yaml_load(input, strlen(input), "input.yaml", &in, &err) < 0)
-                tap_bail(err.msg);
-        int r = ao_jq_apply(c, filter, in, &out, &text, &err);
-        tap_is_str(r == 0 ? text : err.msg, want, "exact: %s on %s", filter, input);
-        free(text);
-        cJSON_Delete(out);
-        cJSON_Delete(in);
-}
-
-/* A number that passes through a program unchanged keeps its exact text (src/jq/cache.c). */
-static void test_exact_numbers(struct ao_jq_cache *c)
-{
-        static const char doc[] = "{a: 9007199254740993, b: [18446744073709551615, -18446744073709551616], "
-                                  "c: !!float 1e400, d: 123456789012345678901234567890, e: 0.1, f: 5e-324, "
-                                  "g: -9223372036854775808}";
-
-        check_yaml(c, ".", doc,
-                   "{\"a\":9007199254740993,\"b\":[18446744073709551615,-18446744073709551616],\"c\":1e400,"
-                   "\"d\":123456789012345678901234567890,\"e\":0.1,\"f\":5e-324,\"g\":-9223372036854775808}");
-        check_yaml(c, ".a", doc, "9007199254740993");
-        check_yaml(c, "{x: .a}", doc, "{\"x\":9007199254740993}");
-        check_yaml(c, "[.b[], .d, .g]", doc,
-                   "[18446744073709551615,-18446744073709551616,123456789012345678901234567890,"
-                   "-9223372036854775808]");
-        check_yaml(c, ".b[]", doc, "[18446744073709551615,-18446744073709551616]");
-        check_yaml(c, ".c", doc, "1e400");
-        check_yaml(c, "[.e, .f]", doc, "[0.1,5e-324]");
-        check_yaml(c, "select(.a > 9007199254740991) | .a", doc, "9007199254740993");
-        /* Computed numbers are doubles... */
-        check_yaml(c, ".e + 1", doc, "1.1");
-        check_yaml(c, ".a * 2", doc, "18014398509481984");
-        check_yaml(c, ".b[0] * 2", doc, "36893488147419103000");
-        check_yaml(c, ".a | tostring", doc, "\"9007199254740992\"");
-        /* ...except one equal to the double of an input's text (the documented edge). */
-        check_yaml(c, ".a + 1", doc, "9007199254740993");
-        check_yaml(c, ".c * 2", doc, "1e400");
-        /* A double that two texts, or a text and a plain double, share is ambiguous: the double. */
-        check_yaml(c, ".p", "{p: 9007199254740993, q: 9007199254740992}", "9007199254740992");
-        check_yaml(c, ".p", "{p: 9007199254740993, r: 9.007199254740992e15}", "9007199254740992");
-        check_yaml(c, ".p", "{r: 9.007199254740992e15, p: 9007199254740993}", "9007199254740992");
-        check_yaml(c, ".c", "{c: !!float 1e400, d: !!float 1e500}", "1.7976931348623157e+308");
-        check_yaml(c, ".q", "{p: 9007199254740993, q: 9007199254740993}", "9007199254740993");
-        /* Even through `.`: the limit of doing this from outside libjq 1.6. */
-        check_yaml(c, ".", "[-9223372036854775809, -9223372036854775808]",
-                   "[-9223372036854776000,-9223372036854776000]");
-}
-
 /* The configuration check compiles as the cache does: same verdicts, jq's message in one line. */
 static void test_check(void)
 {
@@ -395,44 +336,6 @@ static void test_check(void)
         tap_is_str(tiny, "syntax ", "check: the reason is cut to fit");
 }
 
-/* What the results of one run may hold: 4 times the input's nodes, at least 5000. */
-static void test_output_budget(struct ao_jq_cache *c)
-{
-        struct ao_strbuf sb = {0};
-        ao_strbuf_append(&sb, "[0");
-        for (int i = 1; i < 5000; i++)
-                ao_strbuf_append(&sb, ",0");
-        ao_strbuf_append(&sb, "]");
-        cJSON *input = cJSON_Parse(ao_strbuf_str(&sb)), *result = NULL;
-        struct ao_error err = {0};
-
-        /* 5001 nodes in, 20004 out: three copies of the elements (15000 nodes) fit, two objects each (25000) do not. */
-        tap_is_int(ao_jq_apply(c, ".[], .[], .[]", input, &result, NULL, &err), 0,
-                   "output budget: 15000 nodes fit");
-        tap_is_int(cJSON_GetArraySize(result), 15000, "output budget: all of them");
-        cJSON_Delete(result);
-        tap_is_int(ao_jq_apply(c, ".[] | {a: ., b: .}, {c: .}", input, &result, NULL, &err), -E2BIG,
-                   "output budget: relative to the input");
-        tap_is_str(
-            err.msg,
-            "jqFilter '.[] | {a: ., b: .}, {c: .}': results of more than 20004 nodes (4 times the input, at "
-            "least 5000)",
-            "output budget: relative to the input: message");
-        cJSON_Delete(input);
-        input = cJSON_CreateObject();
-        tap_is_int(ao_jq_apply(c, "range(5000)", input, &result, NULL, &err), 0,
-                   "output budget: range(5000) fits in the floor");
-        cJSON_Delete(result);
-        tap_is_int(ao_jq_apply(c, "range(5001)", input, &result, NULL, &err), -E2BIG,
-                   "output budget: the floor for a small input");
-        tap_is_str(
-            err.msg,
-            "jqFilter 'range(5001)': results of more than 5000 nodes (4 times the input, at least 5000)",
-            "output budget: the floor for a small input: message");
-        cJSON_Delete(input);
-        ao_strbuf_done(&sb);
-}
-
 int main(void)
 {
         struct ao_jq_cache *c = ao_jq_cache_new();
@@ -444,8 +347,6 @@ int main(void)
         test_long_filter(c);
         test_depth(c);
         test_built_input(c);
-        test_exact_numbers(c);
-        test_output_budget(c);
         ao_jq_cache_free(c);
         test_cache();
         test_check();

@@ -564,10 +564,7 @@ static void test_copy_budget(void)
         char *text;
         int r;
 
-        /*
-         * 1002 nodes, doubled by every copy of the whole document; with the patch's 81 nodes the
-         * budget is its floor, 32768: operations 0-4 copy 31062 nodes, operation 5 would copy 32064.
-         */
+        /* 1002 nodes, doubled by every copy of the whole document: operation 12 passes 4 Mi nodes. */
         ao_strbuf_append(&doc, "{\"a\":[0");
         for (int i = 1; i < 1000; i++)
                 ao_strbuf_append(&doc, ",0");
@@ -576,154 +573,11 @@ static void test_copy_budget(void)
                 ao_strbuf_appendf(&patch, "{\"op\":\"copy\",\"from\":\"\",\"path\":\"/c%d\"}\n", i);
         text = patch_json(ao_strbuf_str(&doc), ao_strbuf_str(&patch), 0, &err, &r);
         tap_is_int(r, -E2BIG, "copies are capped");
-        tap_is_str(err.msg,
-                   "operation 5 (copy /c5): the patch would copy, walk or step over more than 32768 nodes (4 "
-                   "times the document and the patch, at least 32768)",
-                   "copies are capped at the floor: message");
-        free(text);
-
-        /*
-         * Above the floor the budget is 4 times the document and the patch: 30002 + 21 nodes give
-         * 120092, four copies of the 30001-node array (120004) fit and a fifth does not.
-         */
-        ao_strbuf_reset(&doc);
-        ao_strbuf_reset(&patch);
-        ao_strbuf_append(&doc, "{\"a\":[0");
-        for (int i = 1; i < 30000; i++)
-                ao_strbuf_append(&doc, ",0");
-        ao_strbuf_append(&doc, "]}");
-        for (int i = 0; i < 5; i++)
-                ao_strbuf_appendf(&patch, "{\"op\":\"copy\",\"from\":\"/a\",\"path\":\"/c%d\"}\n", i);
-        text = patch_json(ao_strbuf_str(&doc), ao_strbuf_str(&patch), 0, &err, &r);
-        tap_is_int(r, -E2BIG, "copies are capped relative to the document");
-        tap_is_str(
-            err.msg,
-            "operation 4 (copy /c4): the patch would copy, walk or step over more than 120092 nodes (4 "
-            "times the document and the patch, at least 32768)",
-            "copies are capped relative to the document: message");
-        free(text);
-
-        /* Moves down walk what they move: moving the array back and forth into itself is charged. */
-        ao_strbuf_reset(&patch);
-        for (int i = 0; i < 5; i++)
-                ao_strbuf_append(&patch, "{\"op\":\"move\",\"from\":\"/a\",\"path\":\"/b\"}"
-                                         "{\"op\":\"add\",\"path\":\"/a\",\"value\":{}}"
-                                         "{\"op\":\"move\",\"from\":\"/b\",\"path\":\"/a/x\"}"
-                                         "{\"op\":\"move\",\"from\":\"/a/x\",\"path\":\"/a\"}\n");
-        text = patch_json(ao_strbuf_str(&doc), ao_strbuf_str(&patch), 0, &err, &r);
-        tap_is_int(r, -E2BIG, "moves down are charged to the budget");
-        tap_is_str(
-            err.msg,
-            "operation 18 (move /a/x): the patch would copy, walk or step over more than 120332 nodes (4 "
-            "times the document and the patch, at least 32768)",
-            "moves down are charged to the budget: message");
+        tap_is_str(err.msg, "operation 12 (copy /c12): copies would create more than 4194304 nodes",
+                   "copies are capped: message");
         free(text);
         ao_strbuf_done(&doc);
         ao_strbuf_done(&patch);
-}
-
-/* Many operations into one wide object: the name index must see every change of its members. */
-static void test_wide_object(void)
-{
-        struct ao_strbuf patch = {0}, want = {0};
-        struct ao_error err = {0};
-        int r;
-
-        for (int i = 0; i < 5000; i++)
-                ao_strbuf_appendf(&patch, "{\"op\":\"add\",\"path\":\"/o/k%d\",\"value\":%d}\n", i, i);
-        ao_strbuf_append(&patch, "{\"op\":\"replace\",\"path\":\"/o/k10\",\"value\":\"r\"}\n"
-                                 "{\"op\":\"remove\",\"path\":\"/o/k20\"}\n"
-                                 "{\"op\":\"move\",\"from\":\"/o/k30\",\"path\":\"/o/k30m\"}\n"
-                                 "{\"op\":\"copy\",\"from\":\"/o/k40\",\"path\":\"/o/k20\"}\n"
-                                 "{\"op\":\"add\",\"path\":\"/o/k50\",\"value\":\"again\"}\n"
-                                 "{\"op\":\"test\",\"path\":\"/o/k20\",\"value\":40}\n"
-                                 "{\"op\":\"test\",\"path\":\"/o/k30m\",\"value\":30}\n"
-                                 "{\"op\":\"add\",\"path\":\"/o/a~1b\",\"value\":1}\n"
-                                 "{\"op\":\"test\",\"path\":\"/o/a~1b\",\"value\":1}\n");
-        _cleanup_free_ char *text = patch_json("{\"o\":{}}", ao_strbuf_str(&patch), 0, &err, &r);
-        tap_is_int(r, 0, "wide object: 5,000 adds, then replace, remove, move, copy and tests by name");
-        cJSON *o = cJSON_CreateObject();
-        for (int i = 0; i < 5000; i++) {
-                char key[16];
-                snprintf(key, sizeof(key), "k%d", i);
-                if (i == 10)
-                        cJSON_AddStringToObject(o, key, "r");
-                else if (i == 50)
-                        cJSON_AddStringToObject(o, key, "again");
-                else if (i == 20)
-                        cJSON_AddNumberToObject(o, key, 40);
-                else if (i == 30)
-                        cJSON_AddNumberToObject(o, "k30m", 30);
-                else
-                        cJSON_AddNumberToObject(o, key, i);
-        }
-        cJSON_AddNumberToObject(o, "a/b", 1);
-        cJSON *doc = cJSON_CreateObject();
-        cJSON_AddItemToObject(doc, "o", o);
-        _cleanup_free_ char *expected = ao_json_canonical(doc);
-        cJSON_Delete(doc);
-        tap_ok(text && strcmp(text, expected) == 0, "wide object: every member where the operations put it");
-
-        /* A missing member of an indexed object is still missing. */
-        ao_strbuf_reset(&patch);
-        for (int i = 0; i < 20; i++)
-                ao_strbuf_appendf(&patch, "{\"op\":\"add\",\"path\":\"/o/k%d\",\"value\":%d}\n", i, i);
-        ao_strbuf_append(&patch,
-                         "{\"op\":\"remove\",\"path\":\"/o/k7\"}\n{\"op\":\"remove\",\"path\":\"/o/k7\"}\n");
-        char *gone = patch_json("{\"o\":{}}", ao_strbuf_str(&patch), 0, &err, &r);
-        tap_is_int(r, -ENOENT, "wide object: a removed member is gone");
-        tap_is_str(err.msg, "operation 21 (remove /o/k7): path not found",
-                   "wide object: a removed member is gone: message");
-        free(gone);
-        ao_strbuf_done(&patch);
-        ao_strbuf_done(&want);
-}
-
-/* Look-ups in order walk on from the element reached before: every change of the array must count. */
-static void test_array_in_order(void)
-{
-        struct ao_strbuf patch = {0}, want = {0};
-        struct ao_error err = {0};
-        int r;
-
-        for (int i = 0; i < 40; i++)
-                ao_strbuf_appendf(&patch, "{\"op\":\"replace\",\"path\":\"/a/%d\",\"value\":%d}\n", i,
-                                  100 + i);
-        ao_strbuf_append(&patch, "{\"op\":\"add\",\"path\":\"/a/20\",\"value\":\"x\"}\n"
-                                 "{\"op\":\"replace\",\"path\":\"/a/21\",\"value\":\"y\"}\n"
-                                 "{\"op\":\"remove\",\"path\":\"/a/0\"}\n"
-                                 "{\"op\":\"test\",\"path\":\"/a/19\",\"value\":\"x\"}\n"
-                                 "{\"op\":\"add\",\"path\":\"/a/40\",\"value\":\"end\"}\n"
-                                 "{\"op\":\"test\",\"path\":\"/a/40\",\"value\":\"end\"}\n");
-        ao_strbuf_append(&want, "{\"a\":[");
-        for (int i = 101; i < 120; i++)
-                ao_strbuf_appendf(&want, "%d,", i);
-        ao_strbuf_append(&want, "\"x\",\"y\"");
-        for (int i = 121; i < 140; i++)
-                ao_strbuf_appendf(&want, ",%d", i);
-        ao_strbuf_append(&want, ",\"end\"]}");
-        struct ao_strbuf doc = {0};
-        ao_strbuf_append(&doc, "{\"a\":[0");
-        for (int i = 1; i < 40; i++)
-                ao_strbuf_append(&doc, ",0");
-        ao_strbuf_append(&doc, "]}");
-        char *text = patch_json(ao_strbuf_str(&doc), ao_strbuf_str(&patch), 0, &err, &r);
-        tap_is_int(r, 0, "array in order: replaces, insert, remove and tests by index");
-        tap_is_str(text, ao_strbuf_str(&want), "array in order: every element where the operations put it");
-        free(text);
-
-        ao_strbuf_reset(&patch);
-        ao_strbuf_append(&patch, "{\"op\":\"test\",\"path\":\"/a/39\",\"value\":0}\n"
-                                 "{\"op\":\"remove\",\"path\":\"/a/39\"}\n"
-                                 "{\"op\":\"test\",\"path\":\"/a/39\",\"value\":0}\n");
-        text = patch_json(ao_strbuf_str(&doc), ao_strbuf_str(&patch), 0, &err, &r);
-        tap_is_int(r, -ENOENT, "array in order: the last element removed is gone");
-        tap_is_str(err.msg, "operation 2 (test /a/39): array index 39 out of range (length 39)",
-                   "array in order: the last element removed is gone: message");
-        free(text);
-        ao_strbuf_done(&doc);
-        ao_strbuf_done(&patch);
-        ao_strbuf_done(&want);
 }
 
 /* The caller's root keeps its address, name and place when the whole document is replaced. */
@@ -753,66 +607,6 @@ static void test_root_in_place(void)
         tap_is_str(doc->string, "k", "root keeps its name");
         cJSON_Delete(ops);
         cJSON_Delete(outer);
-}
-
-/*
- * Exact numbers (ao/json-number.h) through add, copy, move, replace and test. The operations are
- * read as YAML, whose loader keeps the texts, so this runs whatever JSON parser reads patch files.
- */
-static void test_exact_numbers(void)
-{
-        static const char ops_yaml[] =
-            "- {op: add, path: /a, value: 9007199254740993}\n"
-            "- {op: add, path: /b, value: [18446744073709551615, -9223372036854775809, "
-            "123456789012345678901234567890]}\n"
-            "- {op: add, path: /c, value: !!float 1e400}\n"
-            "- {op: add, path: /d, value: {x: 5e-324, w: 1e-320, z: 0.30000000000000004}}\n"
-            "- {op: copy, from: /a, path: /e}\n"
-            "- {op: move, from: /b/2, path: /f}\n"
-            "- {op: test, path: /e, value: 9007199254740993}\n"
-            "- {op: test, path: /c, value: !!float 10e399}\n"
-            "- {op: test, path: /b, value: [18446744073709551615, -9223372036854775809]}\n"
-            "- {op: test, path: /d/x, value: 4.9406564584124654e-324}\n";
-        struct ao_error err = {0};
-        cJSON *doc = load("{}"), *ops = load(ops_yaml);
-        int r = ao_jsonpatch_apply(doc, ops, 0, &err);
-        if (!tap_ok(r == 0, "exact numbers: add, copy, move and test apply"))
-                tap_diag("%s", err.msg);
-        char *text = ao_json_canonical(doc);
-        tap_is_str(text,
-                   "{\"a\":9007199254740993,\"b\":[18446744073709551615,-9223372036854775809],\"c\":1e400,"
-                   "\"d\":{\"w\":1e-320,\"x\":5e-324,\"z\":0.30000000000000004},\"e\":9007199254740993,"
-                   "\"f\":123456789012345678901234567890}",
-                   "exact numbers: every text kept");
-        free(text);
-        cJSON_Delete(ops);
-
-        static const char *const differ[] = {
-            "[{op: test, path: /a, value: 9007199254740992}]",
-            "[{op: test, path: /a, value: 9007199254740993.0}]", /* a float: the double 2^53 */
-            "[{op: test, path: /b/0, value: 18446744073709551616}]",
-            "[{op: test, path: /f, value: 123456789012345678901234567891}]",
-            "[{op: test, path: /c, value: !!float 1e401}]",
-        };
-        for (size_t i = 0; i < AO_ARRAY_SIZE(differ); i++) {
-                ops = load(differ[i]);
-                r = ao_jsonpatch_apply(doc, ops, 0, &err);
-                tap_ok(r == -EINVAL && strstr(err.msg, "test failed: value differs"),
-                       "exact numbers: %s fails", differ[i]);
-                cJSON_Delete(ops);
-        }
-
-        /* The root replaced by a number: its text moves into the caller's node. */
-        cJSON *outer = load("{k: 1}");
-        ops = load("[{op: replace, path: '', value: 9007199254740993}]");
-        r = ao_jsonpatch_apply(cJSON_GetObjectItem(outer, "k"), ops, 0, &err);
-        text = ao_json_canonical(outer);
-        tap_ok(r == 0, "exact numbers: root replaced by 9007199254740993");
-        tap_is_str(text, "{\"k\":9007199254740993}", "exact numbers: the root keeps the text");
-        free(text);
-        cJSON_Delete(ops);
-        cJSON_Delete(outer);
-        cJSON_Delete(doc);
 }
 
 static void test_apply_malformed(void)
@@ -884,10 +678,7 @@ int main(void)
         test_parse_limits();
         test_depth_limit();
         test_copy_budget();
-        test_wide_object();
-        test_array_in_order();
         test_root_in_place();
-        test_exact_numbers();
         test_apply_malformed();
         test_pointer();
         return tap_done();

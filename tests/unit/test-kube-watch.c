@@ -28,9 +28,6 @@ struct recorder {
         size_t fail_at; /* 1-based event on which the handler fails; 0: never */
         int types[_AO_WATCH_EVENT_MAX];
         bool rv_points_into_object; /* every non-NULL resource_version was the object's own string */
-        char *offloaded;            /* a line handed over by the decoder, not yet resumed */
-        size_t offloaded_len, offloaded_ordinal;
-        size_t n_offloaded;
 };
 
 static int record(struct ao_watch_event *ev, void *userdata)
@@ -358,141 +355,6 @@ static void test_errors(void)
         }
 }
 
-/* ---- offloaded lines ------------------------------------------------------------------------------ */
-
-static void offload(char *line, size_t len, size_t ordinal, void *userdata)
-{
-        struct recorder *rec = userdata;
-        if (rec->offloaded)
-                tap_bail("a second line offloaded before the first came back");
-        rec->offloaded = line;
-        rec->offloaded_len = len;
-        rec->offloaded_ordinal = ordinal;
-        rec->n_offloaded++;
-}
-
-/* What a worker would do with the offloaded line, then the decoder's resume. */
-static int settle(struct ao_watch_decoder *d, struct recorder *rec, struct ao_error *err)
-{
-        struct ao_watch_event ev = {0};
-        int parsed =
-            ao_watch_event_parse(rec->offloaded, rec->offloaded_len, rec->offloaded_ordinal, &ev, err);
-        free(rec->offloaded);
-        rec->offloaded = NULL;
-        return ao_watch_decoder_resume(d, parsed, &ev, err);
-}
-
-/*
- * As run(), offloading lines of @min bytes or more: each comes back only after the next chunk was
- * fed (which waits behind it), as a worker thread's result does.
- */
-static int run_offloaded(const char *s, size_t len, size_t min, chunker *next, void *state,
-                         struct recorder *rec, struct ao_error *err)
-{
-        struct ao_watch_decoder *d = ao_watch_decoder_new(0, record, rec);
-        int r = 0;
-
-        ao_watch_decoder_set_offload(d, min, offload);
-        for (size_t off = 0; off < len && r >= 0;) {
-                size_t n = next ? next(off, state) : len;
-                n = AO_MIN(n, len - off);
-                bool late = ao_watch_decoder_busy(d);
-                r = ao_watch_decoder_feed(d, s + off, n, err);
-                if (r >= 0 && late)
-                        r = settle(d, rec, err);
-                off += n;
-        }
-        while (r >= 0 && ao_watch_decoder_busy(d))
-                r = settle(d, rec, err);
-        if (r >= 0)
-                r = ao_watch_decoder_finish(d, err);
-        free(rec->offloaded);
-        rec->offloaded = NULL;
-        ao_watch_decoder_free(d);
-        return r;
-}
-
-static void test_offload(void)
-{
-        size_t len;
-        char *s = backlog(200, &len);
-        struct recorder whole, rec;
-        struct ao_error err = {0};
-
-        recorder_init(&whole);
-        tap_is_int(run(s, len, 0, NULL, NULL, &whole, &err), 0, "offload: the backlog whole");
-        /* Lines of 185 bytes and more (127 of the 200) are offloaded, the others parsed at once. */
-        size_t sizes[] = {1, 7, 100, 2048, SIZE_MAX};
-        for (size_t i = 0; i < AO_ARRAY_SIZE(sizes); i++) {
-                recorder_init(&rec);
-                int r = run_offloaded(s, len, 185, chunk_fixed, &sizes[i], &rec, &err);
-                tap_ok(r == 0 && strcmp(ao_strbuf_str(&rec.text), ao_strbuf_str(&whole.text)) == 0,
-                       "offload: in chunks of %zu bytes, the same events in the same order", sizes[i]);
-                tap_is_int(rec.n_offloaded, 127, "offload: %zu of 200 lines offloaded", rec.n_offloaded);
-                ao_strbuf_done(&rec.text);
-        }
-        ao_strbuf_done(&whole.text);
-        free(s);
-
-        /* Every error case gives the same code, message and events with every line offloaded. */
-        bool same = true;
-        for (size_t i = 0; i < AO_ARRAY_SIZE(error_cases); i++) {
-                const struct error_case *c = &error_cases[i];
-                struct ao_error err_whole = {0}, err_offloaded = {0};
-                size_t three = 3;
-                recorder_init(&whole);
-                recorder_init(&rec);
-                int want = run(c->stream, strlen(c->stream), 0, NULL, NULL, &whole, &err_whole);
-                int got =
-                    run_offloaded(c->stream, strlen(c->stream), 1, chunk_fixed, &three, &rec, &err_offloaded);
-                if (got != want || strcmp(err_whole.msg, err_offloaded.msg) != 0 || rec.n != whole.n) {
-                        tap_diag("%s: got %d '%s', want %d '%s'", c->name, got, err_offloaded.msg, want,
-                                 err_whole.msg);
-                        same = false;
-                }
-                ao_strbuf_done(&whole.text);
-                ao_strbuf_done(&rec.text);
-        }
-        tap_ok(same, "offload: the %zu error cases fail the same way", AO_ARRAY_SIZE(error_cases));
-
-        /* Busy: feed keeps bytes behind the line, finish refuses, reset forgets the line. */
-        recorder_init(&rec);
-        struct ao_watch_decoder *d = ao_watch_decoder_new(0, record, &rec);
-        ao_watch_decoder_set_offload(d, 100, offload);
-        const char *big = "{\"type\":\"ADDED\",\"object\":" CM("7", "big", "{\"k\":\"0123456789\"}") "}\n";
-        const char *small = "{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"s\"}}}\n";
-        tap_is_int(ao_watch_decoder_feed(d, big, strlen(big), &err), AO_WATCH_DECODER_BUSY,
-                   "offload: a long line makes the decoder busy");
-        tap_ok(ao_watch_decoder_busy(d) && rec.offloaded && rec.offloaded_ordinal == 1 &&
-                   rec.offloaded_len == strlen(big) - 1 && rec.offloaded[rec.offloaded_len] == '\0',
-               "offload: the line was handed over without its newline, NUL-terminated, as event 1");
-        tap_is_int(ao_watch_decoder_feed(d, small, strlen(small), &err), AO_WATCH_DECODER_BUSY,
-                   "offload: a short line waits behind it");
-        tap_is_int(rec.n, 0, "offload: nothing delivered yet");
-        err = (struct ao_error){0};
-        tap_is_int(ao_watch_decoder_finish(d, &err), -EBUSY, "offload: finish while busy refused");
-        tap_is_str(err.msg, "watch stream: finished while event 1 is being decoded",
-                   "offload: finish message");
-        err = (struct ao_error){0};
-        tap_is_int(settle(d, &rec, &err), 0, "offload: resumed (%s)", err.msg);
-        tap_ok(rec.n == 2 && strncmp(ao_strbuf_str(&rec.text), "ADDED 7 ", 8) == 0 &&
-                   strstr(ao_strbuf_str(&rec.text), "\nDELETED - ") != NULL,
-               "offload: the long line's event, then the one that waited");
-        tap_is_int(ao_watch_decoder_feed(d, big, strlen(big), &err), AO_WATCH_DECODER_BUSY,
-                   "offload: busy again");
-        ao_watch_decoder_reset(d);
-        tap_ok(!ao_watch_decoder_busy(d), "offload: reset forgets the offloaded line");
-        free(rec.offloaded);
-        rec.offloaded = NULL;
-        tap_is_int(ao_watch_decoder_feed(d, small, strlen(small), &err), 0, "offload: fed again after reset");
-        tap_is_int(rec.n, 3, "offload: and decoding");
-        err = (struct ao_error){0};
-        tap_is_int(ao_watch_decoder_resume(d, 0, NULL, &err), -EINVAL,
-                   "offload: resume when not busy refused");
-        ao_watch_decoder_free(d);
-        ao_strbuf_done(&rec.text);
-}
-
 static void test_after_error_and_reset(void)
 {
         struct recorder rec;
@@ -700,19 +562,13 @@ static void test_long_lines(void)
                 ao_strbuf_append_c(&sb, (char) ('a' + i % 26));
         ao_strbuf_append(&sb, "\"},\"extra\":[\"\xff\xfe\x01\xc3\xa9\"]}\n");
 
-        /*
-         * A 100 KB event cut in two: held in the buffer, which is released afterwards. Invalid UTF-8
-         * passes; the raw control character, which JSON does not allow, is put back for the errors below.
-         */
-        char *control = strchr(sb.buf + 100000, '\x01');
-        *control = ' ';
+        /* A 100 KB event cut in two: held in the buffer, which is released afterwards. */
         size_t half = sb.len / 2;
         recorder_init(&rec);
         tap_is_int(run(sb.buf, sb.len, 0, chunk_split, &half, &rec, &err), 0,
                    "100 KB event in two chunks (%s)", err.msg);
         tap_is_int(rec.n, 1, "100 KB event delivered");
         ao_strbuf_done(&rec.text);
-        *control = '\x01';
 
         /* The same line, made invalid at its end: the excerpt is short, escaped and marked as cut. */
         sb.buf[sb.len - 3] = ',';
@@ -998,7 +854,6 @@ int main(void)
         test_large_backlog();
         test_errors();
         test_after_error_and_reset();
-        test_offload();
         test_handler_failure();
         test_resource_version();
         test_cap();

@@ -29,7 +29,6 @@
 #include "ao/schema.h"
 #include "ao/settings.h"
 #include "ao/values-store.h"
-#include "ao/worker.h"
 #include "ao/yaml.h"
 
 static char scratch[] = "/tmp/test-operator.XXXXXX";
@@ -378,9 +377,7 @@ static void setup(void)
         struct ao_proc_options popt = {.spawner_path = getenv("AO_SPAWNER"), .subreaper = true};
         if (ao_proc_new(op.reactor, &popt, &op.proc, &err) < 0)
                 tap_bail(err.msg);
-        if (ao_worker_new(op.reactor, 1, &op.worker, &err) < 0)
-                tap_bail(err.msg);
-        struct ao_hook_runner_options ropt = {.tmp_dir = cli.settings.tmp_dir, .worker = op.worker};
+        struct ao_hook_runner_options ropt = {.tmp_dir = cli.settings.tmp_dir};
         if (ao_hook_runner_new(op.proc, &ropt, &op.runner, &err) < 0)
                 tap_bail(err.msg);
         if (ao_sandbox_profiles_load(NULL, &op.profiles, &err) < 0)
@@ -427,7 +424,6 @@ static void teardown(void)
         op_metrics_done(&op);
         cluster.timer = ao_source_free(cluster.timer);
         op.runner = ao_hook_runner_free(op.runner);
-        op.worker = ao_worker_free(op.worker);
         op.proc = ao_proc_free(op.proc);
         ao_sandbox_profiles_free(op.profiles);
         op.reactor = ao_reactor_free(op.reactor);

@@ -447,50 +447,6 @@ static const struct vcase cases[] = {
     {"{multipleOf: 3}", "9", ""},
     {"{multipleOf: 3}", "10", "m: must be a multiple of 3 (multipleOf)"},
     {"{multipleOf: 0.5}", "1.25", "m: must be a multiple of 0.5 (multipleOf)"},
-    /* numbers beyond 2^53 and 64 bits, compared by their exact value */
-    {"{enum: [9007199254740993]}", "9007199254740993", ""},
-    {"{enum: [9007199254740993]}", "9007199254740992", "m: must be one of 9007199254740993 (enum)"},
-    {"{enum: [9007199254740992]}", "9007199254740993", "m: must be one of 9007199254740992 (enum)"},
-    {"{enum: [123456789012345678901234567890, 1]}", "123456789012345678901234567891",
-     "m: must be one of 123456789012345678901234567890, 1 (enum)"},
-    {"{enum: [0.30000000000000004]}", "0.3", "m: must be one of 0.30000000000000004 (enum)"},
-    {"{enum: [1]}", "1.0", ""},
-    {"{const: 18446744073709551615}", "18446744073709551615", ""},
-    {"{const: 18446744073709551615}", "18446744073709551616",
-     "m: must be equal to 18446744073709551615 (const)"},
-    {"{const: {a: [9007199254740993]}}", "{a: [9007199254740992]}",
-     "m: must be equal to {\"a\":[9007199254740993]} (const)"},
-    {"{minimum: 9007199254740993}", "9007199254740993", ""},
-    {"{minimum: 9007199254740993}", "9007199254740992", "m: must be >= 9007199254740993 (minimum)"},
-    {"{maximum: 9007199254740992}", "9007199254740993", "m: must be <= 9007199254740992 (maximum)"},
-    {"{maximum: 9223372036854775807}", "9223372036854775808", "m: must be <= 9223372036854775807 (maximum)"},
-    {"{maximum: 9223372036854775807}", "9223372036854775807", ""},
-    {"{minimum: -9223372036854775808}", "-9223372036854775809",
-     "m: must be >= -9223372036854775808 (minimum)"},
-    {"{exclusiveMinimum: 18446744073709551615}", "18446744073709551615",
-     "m: must be > 18446744073709551615 (exclusiveMinimum)"},
-    {"{exclusiveMinimum: 18446744073709551615}", "18446744073709551616", ""},
-    {"{maximum: 9007199254740993, exclusiveMaximum: true}", "9007199254740993",
-     "m: must be < 9007199254740993 (exclusiveMaximum)"},
-    {"{maximum: 123456789012345678901234567890}", "123456789012345678901234567891",
-     "m: must be <= 123456789012345678901234567890 (maximum)"},
-    {"{minimum: 0.5}", "123456789012345678901234567890", ""},
-    {"{maximum: 1e308}", "123456789012345678901234567890", ""},
-    {"{type: integer}", "123456789012345678901234567890", ""},
-    {"{type: integer}", "18446744073709551616", ""},
-    {"{type: integer, format: int64}", "9223372036854775807", ""},
-    {"{type: integer, format: int64}", "-9223372036854775808", ""},
-    {"{format: int64}", "9223372036854775808", "m: must be a valid int64 (format)"},
-    {"{format: int64}", "-9223372036854775809", "m: must be a valid int64 (format)"},
-    {"{format: int32}", "9007199254740993", "m: must be a valid int32 (format)"},
-    {"{multipleOf: 2}", "9007199254740993", "m: must be a multiple of 2 (multipleOf)"},
-    {"{multipleOf: 2}", "9007199254740994", ""},
-    {"{multipleOf: 7}", "123456789012345678901234567890", ""},
-    {"{multipleOf: 4}", "123456789012345678901234567890", "m: must be a multiple of 4 (multipleOf)"},
-    {"{multipleOf: 10}", "123456789012345678901234567890", ""},
-    {"{uniqueItems: true}", "[9007199254740993, 9007199254740992]", ""},
-    {"{uniqueItems: true}", "[9007199254740993, 1, 9007199254740993]",
-     "m: must not contain duplicates ([0] and [2] are equal) (uniqueItems)"},
     /* strings */
     {"{minLength: 2}", "a", "m: must be at least 2 characters long (minLength)"},
     {"{minLength: 1}", "''", "m: must be at least 1 characters long (minLength)"},
@@ -722,27 +678,7 @@ static void test_paths_and_limits(void)
                   NULL);
         expect(s, AO_SCHEMA_CONFIG, "m",
                "{x: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-               "m: validation stopped: the schema takes more than 10000 steps for this value (4 per node "
-               "and per 32 bytes of its strings, at least 10000)",
-               "step budget: its floor for a small value");
-        ao_schema_free(s);
-
-        /* A larger value has a larger budget: 4 steps for each of its 6043 nodes. */
-        s = build(
-            "{definitions: {t: {type: array, items: {anyOf: [{$ref: '#/definitions/t'},"
-            " {$ref: '#/definitions/t'}]}}}, properties: {x: {$ref: '#/definitions/t'}, pad: {type: array}}}",
-            NULL);
-        ao_strbuf_append(
-            &v,
-            "{x: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]], pad: [0");
-        for (int i = 1; i < 6000; i++)
-                ao_strbuf_append(&v, ",0");
-        ao_strbuf_append(&v, "]}");
-        expect(s, AO_SCHEMA_CONFIG, "m", ao_strbuf_str(&v),
-               "m: validation stopped: the schema takes more than 24172 steps for this value (4 per node "
-               "and per 32 bytes of its strings, at least 10000)",
-               "step budget: 4 per node of a larger value");
-        ao_strbuf_done(&v);
+               "m: validation stopped: the schema takes too many steps for this value", "step budget");
         ao_schema_free(s);
 
         /* The same through the items past a tuple: additionalItems counts against the budget too. */
@@ -754,21 +690,8 @@ static void test_paths_and_limits(void)
                "{x: [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0,"
                " [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, [0, x]"
                "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}",
-               "m: validation stopped: the schema takes more than 10000 steps for this value (4 per node "
-               "and per 32 bytes of its strings, at least 10000)",
+               "m: validation stopped: the schema takes too many steps for this value",
                "step budget through additionalItems");
-        ao_schema_free(s);
-
-        /* A long string searched by a pattern is charged a step per 32 bytes, and counts as much in the budget. */
-        s = build("{type: object, properties: {a: {type: string, pattern: '^[a-z ]*$'}}}", NULL);
-        ao_strbuf_append(&v, "{a: '");
-        for (int i = 0; i < 300000; i++)
-                ao_strbuf_append(&v, "ab ");
-        ao_strbuf_append(&v, "'}");
-        char *long_errors = check(s, AO_SCHEMA_CONFIG, "m", ao_strbuf_str(&v), &r);
-        tap_is_str(long_errors, "", "step budget: a 900 KB string searched by a pattern fits");
-        free(long_errors);
-        ao_strbuf_done(&v);
         ao_schema_free(s);
 
         /* Catastrophic backtracking hits oniguruma's retry limit. */
@@ -1007,52 +930,6 @@ static void test_load(void)
         }
 }
 
-#define EXPAND_FLOOR                                                                                     \
-        "config-values.yaml: "                                                                           \
-        "...properties.a.properties.a.properties.a.properties.b.properties.a.properties.a."              \
-        "properties.b.properties.b.properties.a.properties.b.properties.b.properties.a.$ref: expanding " \
-        "'#/definitions/d18' would copy more than 10000 nodes (16 times the schema, at least 10000)"
-#define EXPAND_RELATIVE                                                                                  \
-        "config-values.yaml: "                                                                           \
-        "...properties.a.properties.a.properties.b.properties.a.properties.a.properties.a."              \
-        "properties.a.properties.b.properties.a.properties.a.properties.b.properties.b.$ref: expanding " \
-        "'#/definitions/d17' would copy more than 34064 nodes (16 times the schema, at least 10000)"
-
-/* The $ref expansion budget: 16 times the schema's own nodes, at least 10000; the path keeps its tail. */
-static void test_expand_budget(void)
-{
-        struct ao_strbuf sb = {0};
-        struct ao_error err = {0};
-        struct ao_schema *s = NULL;
-
-        for (int pad = 0; pad < 2; pad++) {
-                ao_strbuf_reset(&sb);
-                /* $refs doubling at each of 20 levels; the second schema also has an enum of 2,000 entries. */
-                ao_strbuf_append(&sb, "{properties: {x: {$ref: '#/definitions/d0'}");
-                if (pad) {
-                        ao_strbuf_append(&sb, ", e: {enum: [0");
-                        for (int i = 1; i < 2000; i++)
-                                ao_strbuf_appendf(&sb, ",%d", i);
-                        ao_strbuf_append(&sb, "]}");
-                }
-                ao_strbuf_append(&sb, "}, definitions: {");
-                for (int i = 0; i < 20; i++)
-                        ao_strbuf_appendf(&sb,
-                                          "d%d: {properties: {a: {$ref: '#/definitions/d%d'}, b: {$ref: "
-                                          "'#/definitions/d%d'}}}, ",
-                                          i, i + 1, i + 1);
-                ao_strbuf_append(&sb, "d20: {type: string}}}");
-                cJSON *config = yaml(ao_strbuf_str(&sb));
-                int r = ao_schema_from_json(config, NULL, &s, &err);
-                cJSON_Delete(config);
-                tap_is_int(r, -EINVAL, "expansion budget %d: refused", pad);
-                tap_is_str(err.msg, pad ? EXPAND_RELATIVE : EXPAND_FLOOR, "expansion budget %d: message",
-                           pad);
-                tap_ok(s == NULL, "expansion budget %d: nothing returned", pad);
-        }
-        ao_strbuf_done(&sb);
-}
-
 static void test_load_dir(void)
 {
         const struct lcase lc = {"{properties: {a: {type: integer, default: 1}}}",
@@ -1113,7 +990,6 @@ int main(void)
         test_paths_and_limits();
         test_defaults();
         test_load();
-        test_expand_budget();
         test_load_dir();
         return tap_done();
 }

@@ -22,7 +22,6 @@
 #include "ao/error.h"
 #include "ao/hashmap.h"
 #include "ao/input.h"
-#include "ao/json-size.h"
 #include "ao/json-type.h"
 #include "ao/quote.h"
 #include "ao/string-table.h"
@@ -464,36 +463,6 @@ static void test_json_type_name(void)
                    "json_type_name: unknown vocabulary");
 }
 
-/* Nodes and string bytes of a tree: of the node given and below it, never its siblings; any depth. */
-static void test_json_size(void)
-{
-        cJSON *doc = cJSON_Parse("{\"a\":[1,\"xy\",{\"b\":null}],\"c\":\"hello\"}");
-        size_t bytes = 0;
-        tap_is_int((long long) ao_json_count(doc, &bytes), 7, "json_count: every node, members included");
-        tap_is_int((long long) bytes, 7, "json_count: the bytes of the string values");
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(doc, "a");
-        tap_is_int((long long) ao_json_count_nodes(a), 5,
-                   "json_count_nodes: a member's subtree, not its siblings");
-        tap_is_int((long long) ao_json_count_nodes(cJSON_GetArrayItem(a, 0)), 1,
-                   "json_count_nodes: a scalar");
-        cJSON_Delete(doc);
-
-        /* 100,000 levels: cJSON's own parser refuses such depth, so it is built by hand. */
-        cJSON *deep = cJSON_CreateArray(), *inner = deep;
-        for (int i = 0; i < 100000; i++) {
-                cJSON *next = cJSON_CreateArray();
-                cJSON_AddItemToArray(inner, next);
-                inner = next;
-        }
-        tap_is_int((long long) ao_json_count_nodes(deep), 100001, "json_count_nodes: 100,000 levels deep");
-        /* cJSON_Delete recurses: take the levels apart from the top. */
-        while (deep) {
-                cJSON *child = cJSON_DetachItemFromArray(deep, 0);
-                cJSON_Delete(deep);
-                deep = child;
-        }
-}
-
 static void test_input(void)
 {
         struct ao_error err = {0};
@@ -736,7 +705,6 @@ int main(void)
         test_quote_text();
         test_quote_cut();
         test_json_type_name();
-        test_json_size();
         test_input();
         test_string_table();
         test_backoff_go();

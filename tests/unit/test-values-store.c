@@ -299,8 +299,6 @@ static void test_compaction(void)
              "compaction: copy drops nothing"},
             {REMOVE_L, "[" REPLACE_X "," TEST_KEEP "," COPY_KEEP "," REMOVE_L "]",
              "compaction: remove of P drops the appends to P"},
-            {"[" ADD_X_Y "," REPLACE_X "]", "[" TEST_KEEP "," COPY_KEEP "," REMOVE_L "," REPLACE_X "]",
-             "compaction: within one patch too, a later replace of P drops what came before on P and below"},
         };
         for (size_t i = 0; i < AO_ARRAY_SIZE(steps); i++) {
                 char *r = patch_result(s, m, steps[i][0], false);
