@@ -33,6 +33,8 @@ fi
 dict=()
 [ -f "$src/fuzz/$target.dict" ] && dict=(-dict="$src/fuzz/$target.dict")
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
+# The commit the binary was built from is the checkout's at the start (it may move while this runs).
+commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 log=$work/logs/$target-$stamp.log
 
 nice -n 19 "$binary" "${dict[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
@@ -69,7 +71,6 @@ if [ -n "$finding" ]; then
 elif [ "$status" -ne 0 ] && ! grep -q "run interrupted" "$log"; then
         outcome="exit-$status:$log"
 fi
-commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$stamp" "$target" "$commit" "$used" "${execs:-0}" \
         "${cov:-0}" "${ft:-0}" "$files" "$outcome" >>"$work/ledger.tsv"
 tail -1 "$work/ledger.tsv"
