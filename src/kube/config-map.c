@@ -50,6 +50,7 @@ struct ao_config_map {
         unsigned generation;
         struct ao_kube_request *write;
         cJSON *in_flight_generation; /* key → generation the write in flight carries */
+        char *written_over;          /* resourceVersion known when the write in flight was sent */
         cJSON *listed;               /* before the informer's sync: the object as listed, if any */
         struct ao_source *retry;
         struct ao_backoff backoff; /* write_backoff with the options' retry_scale */
@@ -248,8 +249,17 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
         if (resp->status == 200 || resp->status == 201) {
                 cJSON *obj = cJSON_ParseWithLength(resp->body, resp->len);
                 const char *rv = meta_string(obj, "resourceVersion");
-                /* Our own write; the watch brings the same version, which then changes nothing. */
-                if (rv && (!cm->resource_version || strcmp(rv, cm->resource_version) != 0)) {
+                /*
+                 * Our own write; the watch brings the same version, which then changes nothing. Only
+                 * when the watch brought nothing since the write was sent: otherwise what it brought
+                 * may be newer than our write (someone's edit landing right after it), and taking
+                 * the write's answer would step back to before that edit, which the watch has
+                 * already delivered and will not deliver again.
+                 */
+                bool nothing_since =
+                    !cm->resource_version == !cm->written_over &&
+                    (!cm->resource_version || strcmp(cm->resource_version, cm->written_over) == 0);
+                if (rv && nothing_since && (!cm->resource_version || strcmp(rv, cm->resource_version) != 0)) {
                         struct ao_error err = {0};
                         if (take_object(cm, obj, &err) < 0)
                                 report_invalid(cm, &err);
@@ -375,6 +385,8 @@ static void send_pending(struct ao_config_map *cm)
         bool create = !cm->resource_version;
         char *body = write_body(cm, create);
         cm->in_flight_generation = cJSON_Duplicate(cm->pending_generation, true);
+        free(cm->written_over);
+        cm->written_over = cm->resource_version ? ao_xstrdup(cm->resource_version) : NULL;
         char *collection = NULL;
         if (create)
                 collection = ao_kube_resource_path(cm->options.resource, cm->namespace_, NULL);
@@ -483,6 +495,7 @@ struct ao_config_map *ao_config_map_free(struct ao_config_map *cm)
         cJSON_Delete(cm->in_flight_generation);
         cJSON_Delete(cm->data);
         free(cm->resource_version);
+        free(cm->written_over);
         free(cm->namespace_);
         free(cm->name);
         free(cm->display);
