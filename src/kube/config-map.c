@@ -242,6 +242,12 @@ static void settle(struct ao_config_map *cm)
         cm->in_flight_generation = NULL;
 }
 
+/* Whether two resourceVersions (NULL: the object did not exist) are the same. */
+static bool same_version(const char *a, const char *b)
+{
+        return a && b ? strcmp(a, b) == 0 : a == b;
+}
+
 static void on_written(const struct ao_kube_response *resp, void *userdata)
 {
         struct ao_config_map *cm = userdata;
@@ -256,10 +262,8 @@ static void on_written(const struct ao_kube_response *resp, void *userdata)
                  * the write's answer would step back to before that edit, which the watch has
                  * already delivered and will not deliver again.
                  */
-                bool nothing_since =
-                    !cm->resource_version == !cm->written_over &&
-                    (!cm->resource_version || strcmp(cm->resource_version, cm->written_over) == 0);
-                if (rv && nothing_since && (!cm->resource_version || strcmp(rv, cm->resource_version) != 0)) {
+                if (rv && same_version(cm->resource_version, cm->written_over) &&
+                    !same_version(rv, cm->resource_version)) {
                         struct ao_error err = {0};
                         if (take_object(cm, obj, &err) < 0)
                                 report_invalid(cm, &err);
